@@ -1,0 +1,2 @@
+//! The racehorse binary.
+fn main() {}

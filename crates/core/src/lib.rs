@@ -1,0 +1,16 @@
+//! racehorse-core: the vocabulary every other crate shares (units, cells, results, events).
+//!
+//! Nothing here does I/O; the types are plain data so that the runner, the store and the
+//! renderers agree on what a measurement is.
+
+pub mod event;
+pub mod histogram;
+pub mod params;
+pub mod result;
+pub mod units;
+
+pub use event::Event;
+pub use histogram::LatencyHistogram;
+pub use params::{CellSpec, Params, Value};
+pub use result::{CellResult, CellStatus, CpuMethod, CpuUsage, OpStats, RunStatus, SamplePoint, WorkloadCpu};
+pub use units::{Bytes, Direction, Nanos, WorkUnit};

@@ -1,0 +1,1 @@
+//! racehorse-engines: the Engine contract and the workloads.

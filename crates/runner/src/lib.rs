@@ -1,0 +1,1 @@
+//! racehorse-runner: suites, plans, measurement windows and sinks.

@@ -1,0 +1,1 @@
+//! racehorse-stats: pure statistics over repeated measurements (no I/O).

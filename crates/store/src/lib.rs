@@ -1,0 +1,1 @@
+//! racehorse-store: the SQLite store of runs and cells.

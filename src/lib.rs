@@ -1,0 +1,1 @@
+//! Home of the workspace-wide integration tests in `tests/` (one test binary); no code of its own.
