@@ -220,7 +220,8 @@ mod tests {
 
     #[test]
     fn per_unit_costs_divide_by_units() {
-        let spec = CellSpec { workload: "null".into(), params: Params::new(), variant: "default".into(), rep: 1 };
+        let spec =
+            CellSpec { workload: "null".into(), params: Params::new(), variant: "default".into(), rep: 1 };
         let mut r = CellResult::empty(spec, WorkUnit::Bytes);
         r.units = 2e6;
         r.window = Nanos(2_000_000_000);

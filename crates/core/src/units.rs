@@ -117,13 +117,9 @@ mod tests {
 
     #[test]
     fn work_unit_round_trips() {
-        for u in [
-            WorkUnit::Bytes,
-            WorkUnit::Ops,
-            WorkUnit::Transactions,
-            WorkUnit::Jobs,
-            WorkUnit::Iterations,
-        ] {
+        for u in
+            [WorkUnit::Bytes, WorkUnit::Ops, WorkUnit::Transactions, WorkUnit::Jobs, WorkUnit::Iterations]
+        {
             assert_eq!(WorkUnit::parse(u.as_str()), Some(u));
         }
         assert_eq!(WorkUnit::parse("furlongs"), None);

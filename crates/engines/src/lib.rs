@@ -1,1 +1,103 @@
-//! racehorse-engines: the Engine contract and the workloads.
+//! racehorse-engines: the Engine contract, the registry, the native engines and the adapters.
+//!
+//! An engine is fio's ioengine idea in Rust: a name, capability flags, a static option table
+//! that drives parsing, help and docs, and a lifecycle `prepare → run → cleanup`. Engines count
+//! units of work and record latencies; they never print.
+
+pub mod control;
+pub mod dbench;
+pub mod error;
+pub mod fileserver;
+pub mod null;
+pub mod options;
+pub mod recorder;
+pub mod registry;
+
+pub use control::{Clock, Control, FakeClock, Phase, RealClock, WindowHooks};
+pub use error::EngineError;
+pub use options::{OptKind, OptionSpec};
+pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};
+pub use registry::{find, registry};
+
+use racehorse_core::{CellSpec, Value, WorkUnit};
+use std::path::PathBuf;
+
+/// What an engine needs from the runner and the machine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// Writes files under the cell's work directory.
+    pub needs_disk: bool,
+    /// Talks to a peer (server process, network namespace).
+    pub needs_peer: bool,
+    /// Changes machine state itself (sysctls, hotplug).
+    pub changes_machine: bool,
+    /// Runs an external program of this name.
+    pub external_tool: Option<&'static str>,
+}
+
+/// Everything an engine gets to prepare one cell.
+#[derive(Debug, Clone)]
+pub struct CellContext {
+    /// The cell; `spec.params` holds every engine option (defaults filled in) and the axes.
+    pub spec: CellSpec,
+    /// A fresh, empty directory for this cell (removed by the runner afterwards).
+    pub work_dir: PathBuf,
+    /// Number of CPUs the cell may use.
+    pub cpus: u32,
+}
+
+impl CellContext {
+    fn param(&self, name: &str) -> Result<&Value, EngineError> {
+        self.spec.params.get(name).ok_or_else(|| EngineError::Usage(format!("option '{name}' has no value")))
+    }
+    pub fn get_u64(&self, name: &str) -> Result<u64, EngineError> {
+        self.param(name)?
+            .as_u64()
+            .ok_or_else(|| EngineError::Usage(format!("option '{name}' must be a non-negative integer")))
+    }
+    pub fn get_f64(&self, name: &str) -> Result<f64, EngineError> {
+        self.param(name)?
+            .as_f64()
+            .ok_or_else(|| EngineError::Usage(format!("option '{name}' must be a number")))
+    }
+    pub fn get_str(&self, name: &str) -> Result<&str, EngineError> {
+        self.param(name)?
+            .as_str()
+            .ok_or_else(|| EngineError::Usage(format!("option '{name}' must be a string")))
+    }
+    pub fn get_bool(&self, name: &str) -> Result<bool, EngineError> {
+        self.param(name)?
+            .as_bool()
+            .ok_or_else(|| EngineError::Usage(format!("option '{name}' must be true or false")))
+    }
+}
+
+/// A workload type. Implementations are stateless; per-cell state lives in [`Workload`].
+pub trait Engine: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// One line for `racehorse workloads`.
+    fn about(&self) -> &'static str;
+    /// The unit of the primary count (throughput = units/s, CPU per unit).
+    fn unit(&self) -> WorkUnit;
+    fn caps(&self) -> Caps;
+    /// The option table: names, kinds, defaults, help.
+    fn options(&self) -> &'static [OptionSpec];
+    /// Checks that the engine can run here (e.g. its external tool is installed).
+    fn check(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Sets up one cell (create files, parse loadfiles) outside the measured window.
+    fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError>;
+}
+
+/// One prepared cell.
+pub trait Workload: Send {
+    /// Runs the cell. Native engines start their workers and call [`Control::drive_window`];
+    /// adapters call [`Control::begin_measure`] / [`Control::end_measure`] as their tool's
+    /// own window opens and closes. Counts go to `rec`; only the measured window counts.
+    fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError>;
+    /// Removes what `prepare` and `run` left behind (the runner also removes the work dir).
+    fn cleanup(self: Box<Self>) -> Result<(), EngineError> {
+        Ok(())
+    }
+}

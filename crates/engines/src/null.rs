@@ -1,0 +1,73 @@
+//! The `null` engine: does no real work and counts a fixed rate of units per second of its
+//! window, so the whole pipeline (runner, store, reports) can be tested without noise.
+
+use crate::{
+    Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerStats, Workload,
+};
+use racehorse_core::WorkUnit;
+
+pub struct Null;
+
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "rate",
+        kind: OptKind::Float,
+        default: "1000",
+        help: "units of work counted per second of window",
+    },
+    OptionSpec {
+        name: "clients",
+        kind: OptKind::Int { min: 1, max: 4096 },
+        default: "1",
+        help: "nominal number of clients (an axis for tests)",
+    },
+    OptionSpec {
+        name: "fail",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "fail in run(), to test error paths",
+    },
+];
+
+impl Engine for Null {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+    fn about(&self) -> &'static str {
+        "no work: counts `rate` units per second (pipeline tests)"
+    }
+    fn unit(&self) -> WorkUnit {
+        WorkUnit::Ops
+    }
+    fn caps(&self) -> Caps {
+        Caps::default()
+    }
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
+    }
+    fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
+        let rate = ctx.get_f64("rate")?;
+        if !(rate >= 0.0 && rate.is_finite()) {
+            return Err(EngineError::Usage(format!("option 'rate': {rate} must be a finite number >= 0")));
+        }
+        Ok(Box::new(NullCell { rate, fail: ctx.get_bool("fail")? }))
+    }
+}
+
+struct NullCell {
+    rate: f64,
+    fail: bool,
+}
+
+impl Workload for NullCell {
+    fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
+        if self.fail {
+            return Err(EngineError::Failed("null engine asked to fail (fail = true)".into()));
+        }
+        ctl.drive_window()?;
+        let secs = ctl.window().map(|w| w.as_secs_f64()).unwrap_or(0.0);
+        let units = (self.rate * secs).round();
+        rec.submit(WorkerStats { units, ops: units as u64, ..Default::default() });
+        Ok(())
+    }
+}

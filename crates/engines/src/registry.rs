@@ -1,0 +1,43 @@
+//! The list of engines. Adding an engine = one module, one line here, one docs entry.
+
+use crate::Engine;
+
+/// Every engine, in the order `racehorse workloads` lists them.
+pub fn registry() -> Vec<&'static dyn Engine> {
+    vec![&crate::fileserver::FileServer, &crate::dbench::Dbench, &crate::null::Null]
+}
+
+/// Finds an engine by name.
+pub fn find(name: &str) -> Option<&'static dyn Engine> {
+    registry().into_iter().find(|e| e.name() == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_help_and_defaults_are_sound() {
+        let engines = registry();
+        let mut names: Vec<_> = engines.iter().map(|e| e.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), engines.len(), "engine names must be unique");
+        for e in engines {
+            assert!(!e.about().is_empty(), "{} has no description", e.name());
+            assert!(e.name().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
+            for o in e.options() {
+                assert!(!o.help.is_empty(), "{}.{} has no help", e.name(), o.name);
+                if !o.default.is_empty() {
+                    assert!(
+                        o.default_value().is_some(),
+                        "{}.{} default '{}' does not parse",
+                        e.name(),
+                        o.name,
+                        o.default
+                    );
+                }
+            }
+        }
+    }
+}
