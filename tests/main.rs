@@ -1,0 +1,1 @@
+//! Integration tests of the racehorse binary and the libraries together (one test binary).
