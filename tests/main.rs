@@ -1,1 +1,6 @@
 //! Integration tests of the racehorse binary and the libraries together (one test binary).
+
+mod common;
+mod run_cli;
+mod run_faults;
+mod run_machine;

@@ -1,2 +1,53 @@
-//! The racehorse binary.
-fn main() {}
+//! The `racehorse` binary: parses the command line (clap types live here only) and calls
+//! the libraries. Exit codes: 0 success, 1 run finished with failed cells or an error,
+//! 2 usage error (bad flag, suite file, parameter, missing tool), 130 interrupted.
+
+mod args;
+mod cmd_run;
+mod cmd_show;
+mod table;
+
+use args::{Cli, Command};
+use clap::Parser;
+use std::process::ExitCode;
+
+/// An error with the exit code it deserves.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    pub fn usage(msg: impl std::fmt::Display) -> Self {
+        Failure { code: 2, error: anyhow::anyhow!("{msg}") }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Failure { code: 1, error }
+    }
+}
+
+pub type CmdResult = Result<u8, Failure>;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Run(a) => cmd_run::run(&cli, a),
+        Command::List => cmd_show::list(&cli),
+        Command::Show(a) => cmd_show::show(&cli, a),
+        Command::Export(a) => cmd_show::export(&cli, a),
+        Command::Env(a) => cmd_show::env(&cli, a),
+        Command::Workloads(a) => cmd_show::workloads(a),
+        Command::Restore => cmd_run::restore(),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("error: {:#}", f.error);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,2 +1,25 @@
 //! racehorse-machine: reads /proc and sysfs, captures the environment, and controls CPUs and caches behind a Guard.
+pub mod cpuctl;
+pub mod diskstats;
+pub mod env;
+mod envprobe;
+pub mod error;
+pub mod exclusivity;
+pub mod guard;
+pub mod loadavg;
+pub mod meminfo;
+pub mod mounts;
+pub mod procstat;
+pub mod root;
 pub mod rusage;
+pub mod sampler;
+mod state;
+pub mod vmstat;
+
+pub use cpuctl::{detect_method, online_cpus, parse_cpu_list, possible_cpus, CpuMethod};
+pub use env::Environment;
+pub use error::MachineError;
+pub use exclusivity::Exclusivity;
+pub use guard::{default_state_file, install_signal_flag, recover, Guard};
+pub use root::SysRoot;
+pub use sampler::{point, RawSample};

@@ -1,1 +1,14 @@
-//! racehorse-runner: suites, plans, measurement windows and sinks.
+//! racehorse-runner: suite files, matrix expansion into a plan, the measurement loop around
+//! each cell (machine control, warmup, measured window, sampler), and event sinks.
+
+pub mod duration;
+pub mod exec;
+pub mod plan;
+pub mod presets;
+pub mod sinks;
+pub mod suite;
+
+pub use exec::{execute, RunOutcome, Runner};
+pub use plan::{Plan, PlannedCell};
+pub use sinks::{JsonLinesSink, ProgressSink, Sink};
+pub use suite::{Suite, SuiteError, Variant, WorkloadEntry};

@@ -1,1 +1,19 @@
-//! racehorse-store: the SQLite store of runs and cells.
+//! racehorse-store: the SQLite store of runs and cells (versioned schema, one transaction per
+//! finished cell so results survive crashes) and the JSON / CSV export formats.
+//!
+//! The schema and the export contracts are documented in docs/formats.md.
+
+mod cells;
+pub mod error;
+pub mod export;
+mod resolve;
+pub mod schema;
+mod store;
+
+pub use error::{Result, StoreError};
+pub use export::{export_csv, export_json, FORMAT_VERSION};
+pub use schema::SCHEMA_VERSION;
+pub use store::{default_path, NewRun, RunInfo, Store};
+
+#[cfg(test)]
+mod testutil;

@@ -1,0 +1,139 @@
+//! Command-line types (clap derive). Only this crate knows about clap.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "racehorse",
+    version,
+    about = "A Linux performance-evaluation lab: run workloads, measure throughput and CPU per unit of work, store and compare",
+    long_about = "racehorse runs workloads on this machine, scales them over CPUs and processes, and measures \
+                  throughput and processor consumption per unit of work (total, kernel, user). Every result is \
+                  stored in SQLite.\n\nStart with `racehorse run quick` (about 2-3 minutes), then `racehorse show LABEL`."
+)]
+pub struct Cli {
+    /// SQLite database (default: $XDG_DATA_HOME/racehorse/racehorse.db)
+    #[arg(long, global = true, env = "RACEHORSE_DB")]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a preset (quick, standard), a workload by name, or a suite file (TOML)
+    Run(RunArgs),
+    /// List stored runs: id, label, date, status, host, cells
+    List,
+    /// Show a run's cells: throughput and CPU per unit of work (total, kernel, user)
+    Show(ShowArgs),
+    /// Export a run as JSON or CSV (versioned contract in docs/formats.md)
+    Export(ExportArgs),
+    /// Show the captured environment of a run, or of this machine now
+    Env(EnvArgs),
+    /// List workload engines, or show one engine's options
+    Workloads(WorkloadsArgs),
+    /// Restore CPUs and sysctls left changed by a racehorse that was killed
+    Restore,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    /// Progress bar and a summary table
+    Text,
+    /// JSON lines of events on stdout (nothing else on stdout)
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// What to run: a preset (quick, standard), a workload (fileserver, dbench, null), or a suite .toml file
+    pub what: String,
+    /// Label for the run, used by show/compare (default: the preset, workload or file name)
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Online-CPU counts to scale over, e.g. 1,2 (default: all online CPUs)
+    #[arg(long, value_delimiter = ',')]
+    pub cpus: Vec<u32>,
+    /// Client/process counts, e.g. 1,4,8 (for workloads with a `clients` option)
+    #[arg(long, value_delimiter = ',')]
+    pub clients: Vec<String>,
+    /// Any workload option, NAME=V1[,V2...]; repeat for several (see `racehorse workloads show NAME`)
+    #[arg(long = "opt", short = 'o', value_name = "NAME=VALUES")]
+    pub opts: Vec<String>,
+    /// Measured window per cell, e.g. 20s, 2m
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Unmeasured warm-up before each window, e.g. 4s
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Repetitions of every cell
+    #[arg(long)]
+    pub reps: Option<u32>,
+    /// Directory where disk workloads write (default: the system temp dir)
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Do not sync and drop the page cache before each cell
+    #[arg(long)]
+    pub no_drop_caches: bool,
+    /// Print the plan and its estimated duration, run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress bar
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Output: text, or JSON lines of events (stdout carries JSON only)
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub format: RunFormat,
+    /// Sampler period in milliseconds (0 disables the monitor time series)
+    #[arg(long, default_value_t = 1000)]
+    pub sample_ms: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// Run id or label (the newest run with that label)
+    pub run: String,
+    /// Also list every repetition, not only the per-cell medians
+    #[arg(long)]
+    pub reps: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Run id or label
+    pub run: String,
+    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    pub format: ExportFormat,
+    /// Write to this file instead of stdout
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct EnvArgs {
+    /// Run id or label; without it, capture this machine now
+    pub run: Option<String>,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct WorkloadsArgs {
+    #[command(subcommand)]
+    pub sub: Option<WorkloadsSub>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WorkloadsSub {
+    /// Show one engine's options: name, kind, default, help
+    Show { name: String },
+}

@@ -1,0 +1,301 @@
+//! `racehorse run` and `racehorse restore`: build the suite from a preset, a workload name or
+//! a file plus flags, check it, then run it with the machine guarded and every cell stored.
+
+use crate::args::{Cli, RunArgs, RunFormat};
+use crate::{cmd_show, CmdResult, Failure};
+use anyhow::Context;
+use racehorse_core::{Event, RunStatus, Value};
+use racehorse_engines::{find, RealClock};
+use racehorse_machine::guard::{default_state_file, install_signal_flag, recover, Guard};
+use racehorse_machine::{cpuctl, env, exclusivity, SysRoot};
+use racehorse_runner::duration::{human, parse_duration};
+use racehorse_runner::presets::{preset, PRESETS};
+use racehorse_runner::suite::{engine_names, WorkloadEntry};
+use racehorse_runner::{execute, JsonLinesSink, Plan, ProgressSink, Runner, Sink, Suite};
+use racehorse_store::{NewRun, Store};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Writes each finished cell to the store as it finishes.
+struct StoreSink<'a> {
+    store: &'a Store,
+    run_id: i64,
+}
+
+impl Sink for StoreSink<'_> {
+    fn event(&mut self, e: &Event) -> Result<(), String> {
+        if let Event::CellFinished { index, result } = e {
+            self.store
+                .insert_cell(self.run_id, *index, result)
+                .map_err(|err| format!("cannot store cell {}: {err}", result.spec.label()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses `NAME=V1,V2` into the option name and its raw values.
+fn parse_opt(text: &str) -> Result<(String, Vec<String>), Failure> {
+    let (name, vals) = text
+        .split_once('=')
+        .ok_or_else(|| Failure::usage(format!("--opt '{text}': expected NAME=VALUE[,VALUE...]")))?;
+    Ok((name.trim().to_string(), vals.split(',').map(|v| v.trim().to_string()).collect()))
+}
+
+/// Engine option values given on the command line (`--clients`, `--opt`).
+fn flag_options(a: &RunArgs) -> Result<Vec<(String, Vec<String>)>, Failure> {
+    let mut out = Vec::new();
+    if !a.clients.is_empty() {
+        out.push(("clients".to_string(), a.clients.clone()));
+    }
+    for o in &a.opts {
+        out.push(parse_opt(o)?);
+    }
+    Ok(out)
+}
+
+/// Applies command-line option values to every workload of the suite that has the option.
+fn apply_options(suite: &mut Suite, opts: &[(String, Vec<String>)]) -> Result<(), Failure> {
+    for (name, raw) in opts {
+        let mut used = false;
+        for w in &mut suite.workloads {
+            let Some(spec) = find(&w.engine).and_then(|e| e.options().iter().find(|o| o.name == name)) else {
+                continue;
+            };
+            let vals: Result<Vec<Value>, String> = raw.iter().map(|r| spec.parse_text(r)).collect();
+            w.axes.insert(name.clone(), vals.map_err(Failure::usage)?);
+            used = true;
+        }
+        if !used {
+            let names: Vec<&str> = suite.workloads.iter().map(|w| w.engine.as_str()).collect();
+            return Err(Failure::usage(format!(
+                "no workload in this run has an option '{name}' (workloads: {}); see `racehorse workloads show NAME`",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn duration_flag(name: &str, v: &Option<String>) -> Result<Option<Duration>, Failure> {
+    v.as_deref()
+        .map(|t| {
+            parse_duration(t)
+                .ok_or_else(|| Failure::usage(format!("--{name} '{t}': expected e.g. 20s, 500ms, 2m")))
+        })
+        .transpose()
+}
+
+/// Builds the suite from WHAT and the flags; returns it with its default label.
+pub fn build_suite(a: &RunArgs, all_cpus: u32) -> Result<(Suite, String), Failure> {
+    let path = Path::new(&a.what);
+    let (mut suite, label) = if a.what.ends_with(".toml") || path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::usage(format!("cannot read suite file {}: {e}", path.display())))?;
+        let s = Suite::parse(&a.what, &text).map_err(Failure::usage)?;
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("suite").to_string();
+        (s, stem)
+    } else if let Some(p) = preset(&a.what, all_cpus) {
+        (p.map_err(Failure::usage)?, a.what.clone())
+    } else if find(&a.what).is_some() {
+        let w = WorkloadEntry::new(&a.what, BTreeMap::new()).map_err(Failure::usage)?;
+        (Suite { name: a.what.clone(), workloads: vec![w], ..Suite::default() }, a.what.clone())
+    } else {
+        let presets: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+        return Err(Failure::usage(format!(
+            "'{}' is not a suite file, a preset ({}) or a workload ({})",
+            a.what,
+            presets.join(", "),
+            engine_names()
+        )));
+    };
+    apply_options(&mut suite, &flag_options(a)?)?;
+    if let Some(r) = duration_flag("runtime", &a.runtime)? {
+        suite.runtime = r;
+        suite.workloads.iter_mut().for_each(|w| w.runtime = None);
+    }
+    if let Some(w) = duration_flag("warmup", &a.warmup)? {
+        suite.warmup = w;
+        suite.workloads.iter_mut().for_each(|x| x.warmup = None);
+    }
+    if let Some(r) = a.reps {
+        if !(1..=1000).contains(&r) {
+            return Err(Failure::usage(format!("--reps {r}: use 1..1000")));
+        }
+        suite.reps = r;
+        suite.workloads.iter_mut().for_each(|x| x.reps = None);
+    }
+    if !a.cpus.is_empty() {
+        if a.cpus.contains(&0) {
+            return Err(Failure::usage("--cpus: a CPU count must be at least 1"));
+        }
+        suite.cpus = a.cpus.clone();
+        suite.workloads.iter_mut().for_each(|x| x.cpus = None);
+    }
+    if suite.runtime.is_zero() {
+        return Err(Failure::usage("runtime must be longer than 0 s"));
+    }
+    if let Some(d) = &a.dir {
+        suite.dir = Some(d.clone());
+    }
+    if a.no_drop_caches {
+        suite.drop_caches = false;
+    }
+    Ok((suite, a.label.clone().unwrap_or(label)))
+}
+
+fn print_plan(plan: &Plan) {
+    println!("plan: {} cells, estimated {}", plan.cells.len(), human(plan.eta()));
+    for c in &plan.cells {
+        println!(
+            "  {:>4}  {}  (warmup {}, window {})",
+            c.index,
+            c.spec.label(),
+            human(c.warmup),
+            human(c.runtime)
+        );
+    }
+}
+
+/// Checks that the target directory exists (creating it) and is writable.
+fn check_dir(dir: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Failure::usage(format!("target directory {}: {e}; choose another with --dir", dir.display()))
+    })?;
+    let probe = dir.join(format!(".racehorse-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"x").map_err(|e| {
+        Failure::usage(format!(
+            "target directory {} is not writable: {e}; choose another with --dir",
+            dir.display()
+        ))
+    })?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
+    let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
+    let store = Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+    let _ = store.mark_abandoned_runs();
+    Ok(store)
+}
+
+pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
+    let root = SysRoot::host();
+    if let Ok(Some(what)) = recover(&root, &default_state_file()) {
+        eprintln!("restored machine state left by a killed racehorse: {what}");
+    }
+    let possible = cpuctl::possible_cpus(&root).map(|v| v.len() as u32).unwrap_or(1).max(1);
+    let online = cpuctl::online_cpus(&root).map(|v| v.len() as u32).unwrap_or(1).max(1);
+    let (suite, label) = build_suite(a, online)?;
+    for w in &suite.workloads {
+        if let Some(e) = find(&w.engine) {
+            e.check().map_err(Failure::usage)?;
+        }
+    }
+    let plan = Plan::expand(&suite, possible, online).map_err(Failure::usage)?;
+    if a.dry_run {
+        print_plan(&plan);
+        return Ok(0);
+    }
+    let work_root = suite.dir.clone().unwrap_or_else(std::env::temp_dir);
+    check_dir(&work_root)?;
+    let store = open_store(cli)?;
+    execute_plan(a, &store, &plan, &label, root, work_root)
+}
+
+fn execute_plan(
+    a: &RunArgs,
+    store: &Store,
+    plan: &Plan,
+    label: &str,
+    root: SysRoot,
+    work_root: std::path::PathBuf,
+) -> CmdResult {
+    let json = a.format == RunFormat::Json;
+    let excl = exclusivity::check(&root, Duration::from_millis(300));
+    if !json {
+        for w in &excl.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    let mut environment = env::capture(&root, std::slice::from_ref(&work_root));
+    environment.racehorse_version = env!("CARGO_PKG_VERSION").to_string();
+    environment.cpu_control = cpuctl::detect_method(&root).as_str().to_string();
+    let host = environment.hostname.clone();
+    let run_id = store
+        .create_run(&NewRun {
+            label: label.to_string(),
+            host,
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            suite_json: serde_json::to_string(&plan.cells.iter().map(|c| &c.spec).collect::<Vec<_>>())
+                .unwrap_or_default(),
+            env_json: serde_json::to_string(&environment).unwrap_or_default(),
+            exclusivity_json: serde_json::to_string(&excl).unwrap_or_default(),
+            racehorse_version: environment.racehorse_version.clone(),
+            cpu_method: environment.cpu_control.clone(),
+        })
+        .context("creating the run in the store")?;
+    let abort = install_signal_flag().context("installing the Ctrl-C handler")?;
+    let mut guard = Guard::new(root.clone(), default_state_file()).context("preparing the machine guard")?;
+    let runner = Runner {
+        root,
+        clock: Arc::new(RealClock::default()),
+        abort,
+        work_root,
+        sample_interval: (a.sample_ms > 0).then(|| Duration::from_millis(a.sample_ms)),
+        drop_caches: plan.suite.drop_caches,
+    };
+    let etas = (0..plan.cells.len()).map(|i| plan.eta_from(i)).collect();
+    let quiet = a.quiet || json || !std::io::stderr().is_terminal();
+    let mut progress = ProgressSink::new(quiet, etas);
+    let mut store_sink = StoreSink { store, run_id };
+    let mut json_sink = JsonLinesSink::new(std::io::stdout());
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut store_sink, &mut progress];
+    if json {
+        sinks.push(&mut json_sink);
+    }
+    let outcome = execute(&runner, plan, &mut guard, &mut sinks, run_id, label);
+    let restored = guard.restore();
+    let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);
+    store.finish_run(run_id, status).context("marking the run finished")?;
+    restored.context("restoring the machine state")?;
+    let outcome =
+        outcome.map_err(|e| anyhow::anyhow!("run {run_id} stopped: {e} (finished cells are stored)"))?;
+    if !json {
+        cmd_show::print_run(store, &run_id.to_string(), false)?;
+        eprintln!(
+            "run {run_id} ({label}): {} — {} ok, {} failed",
+            status.as_str(),
+            outcome.ok,
+            outcome.failed
+        );
+    }
+    Ok(match status {
+        RunStatus::Complete => 0,
+        RunStatus::Interrupted => 130,
+        _ => 1,
+    })
+}
+
+pub fn restore() -> CmdResult {
+    let root = SysRoot::host();
+    match recover(&root, &default_state_file()).context("restoring from the state file")? {
+        Some(what) => println!("restored: {what}"),
+        None => println!("nothing to restore"),
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opt_flag_splits_values() {
+        assert_eq!(parse_opt("clients=1,4").unwrap(), ("clients".into(), vec!["1".into(), "4".into()]));
+        assert_eq!(parse_opt("clients").unwrap_err().code, 2);
+    }
+}

@@ -1,0 +1,255 @@
+//! `list`, `show`, `export`, `env` and `workloads`: reading the store and the registry.
+
+use crate::args::{Cli, EnvArgs, ExportArgs, ExportFormat, ShowArgs, WorkloadsArgs, WorkloadsSub};
+use crate::cmd_run::open_store;
+use crate::table::{num, Table};
+use crate::{CmdResult, Failure};
+use anyhow::Context;
+use racehorse_core::{CellResult, CellStatus, WorkUnit};
+use racehorse_engines::{find, registry};
+use racehorse_machine::{env, SysRoot};
+use racehorse_stats::Summary;
+use racehorse_store::{export_csv, export_json, Store};
+use std::collections::BTreeMap;
+
+fn date(unix_s: i64) -> String {
+    // Days since the epoch to a civil date (proleptic Gregorian), UTC.
+    let days = unix_s.div_euclid(86_400);
+    let secs = unix_s.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", secs / 3600, (secs % 3600) / 60)
+}
+
+pub fn list(cli: &Cli) -> CmdResult {
+    let store = open_store(cli)?;
+    let runs = store.list_runs().context("listing runs")?;
+    if runs.is_empty() {
+        println!("no runs yet; try `racehorse run quick`");
+        return Ok(0);
+    }
+    let mut t = Table::new(&["id", "label", "date (UTC)", "status", "host", "cells ok", "failed"], 5);
+    for r in runs {
+        t.row(vec![
+            r.id.to_string(),
+            r.label,
+            date(r.started_at_unix_s),
+            r.status.as_str().to_string(),
+            r.host,
+            r.cells_ok.to_string(),
+            r.cells_failed.to_string(),
+        ]);
+    }
+    print!("{}", t.render());
+    Ok(0)
+}
+
+/// How a unit is shown: throughput scale and CPU-per-unit scale with their labels.
+struct UnitView {
+    tput_label: &'static str,
+    tput_scale: f64,
+    cpu_label: &'static str,
+    cpu_scale: f64,
+}
+
+fn unit_view(u: WorkUnit) -> UnitView {
+    match u {
+        // MB = 10^6 as dbench counts; CPU in milliseconds per MB.
+        WorkUnit::Bytes => {
+            UnitView { tput_label: "MB/s", tput_scale: 1e-6, cpu_label: "ms/MB", cpu_scale: 1e9 }
+        }
+        _ => UnitView { tput_label: "/s", tput_scale: 1.0, cpu_label: "µs/unit", cpu_scale: 1e6 },
+    }
+}
+
+fn params_text(c: &CellResult) -> String {
+    c.spec.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+fn median_of(cells: &[&CellResult], f: impl Fn(&CellResult) -> Option<f64>) -> Option<Summary> {
+    let v: Vec<f64> = cells.iter().filter_map(|c| f(c)).collect();
+    Summary::of(&v)
+}
+
+/// Prints the per-cell table of a run (medians over repetitions).
+pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
+    let run = store.resolve_run(key).map_err(Failure::usage)?;
+    let cells = store.run_cells(run.id).context("reading cells")?;
+    println!(
+        "run {} '{}' — {} — {} on {}",
+        run.id,
+        run.label,
+        run.status.as_str(),
+        date(run.started_at_unix_s),
+        run.host
+    );
+    let mut groups: BTreeMap<(String, String, String), Vec<&CellResult>> = BTreeMap::new();
+    let mut order: Vec<(String, String, String)> = Vec::new();
+    for c in &cells {
+        let key = (c.spec.workload.clone(), c.spec.variant.clone(), params_text(c));
+        if !groups.contains_key(&key) {
+            order.push(key.clone());
+        }
+        groups.entry(key).or_default().push(c);
+    }
+    let mut workloads: Vec<String> = order.iter().map(|k| k.0.clone()).collect();
+    workloads.dedup();
+    for w in workloads {
+        let unit = cells.iter().find(|c| c.spec.workload == w).map(|c| c.unit).unwrap_or(WorkUnit::Ops);
+        let v = unit_view(unit);
+        println!(
+            "\n{w} (throughput in {}, CPU per unit in {}; medians over repetitions)",
+            v.tput_label, v.cpu_label
+        );
+        let tput_h = format!("tput {}", v.tput_label);
+        let head = [
+            "variant",
+            "parameters",
+            "n",
+            tput_h.as_str(),
+            "cv %",
+            "total",
+            "kernel",
+            "user",
+            "wl cpu s",
+            "harness %",
+            "failed",
+        ];
+        let mut t = Table::new(&head, 2);
+        for key in order.iter().filter(|k| k.0 == w) {
+            let all = &groups[key];
+            let ok: Vec<&CellResult> = all.iter().copied().filter(|c| c.status == CellStatus::Ok).collect();
+            let failed = all.len() - ok.len();
+            let tput = median_of(&ok, |c| Some(c.throughput() * v.tput_scale));
+            let cpu = |f: fn(&CellResult) -> Option<f64>| {
+                median_of(&ok, |c| f(c).map(|x| x * v.cpu_scale)).map(|s| num(s.median)).unwrap_or("-".into())
+            };
+            let harness = median_of(&ok, |c| {
+                let wl = c.workload_cpu.total_s();
+                (wl > 0.0).then(|| 100.0 * c.harness_cpu_s / c.window.as_secs_f64().max(1e-9))
+            });
+            t.row(vec![
+                key.1.clone(),
+                key.2.clone(),
+                ok.len().to_string(),
+                tput.map(|s| num(s.median)).unwrap_or("-".into()),
+                tput.and_then(|s| s.cv()).map(|c| format!("{:.1}", c * 100.0)).unwrap_or("-".into()),
+                cpu(CellResult::cpu_total_per_unit),
+                cpu(CellResult::cpu_kernel_per_unit),
+                cpu(CellResult::cpu_user_per_unit),
+                median_of(&ok, |c| Some(c.workload_cpu.total_s()))
+                    .map(|s| num(s.median))
+                    .unwrap_or("-".into()),
+                harness.map(|s| format!("{:.2}", s.median)).unwrap_or("-".into()),
+                failed.to_string(),
+            ]);
+            if reps {
+                for c in all.iter() {
+                    let mark = c.error.as_deref().unwrap_or(c.status.as_str());
+                    t.row(vec![
+                        String::new(),
+                        format!("  #{} {mark}", c.spec.rep),
+                        String::new(),
+                        num(c.throughput() * v.tput_scale),
+                    ]);
+                }
+            }
+        }
+        print!("{}", t.render());
+    }
+    let failed: Vec<&CellResult> = cells.iter().filter(|c| c.status != CellStatus::Ok).collect();
+    for c in failed.iter().take(10) {
+        println!("{} {}: {}", c.status.as_str(), c.spec.label(), c.error.as_deref().unwrap_or(""));
+    }
+    Ok(())
+}
+
+pub fn show(cli: &Cli, a: &ShowArgs) -> CmdResult {
+    let store = open_store(cli)?;
+    print_run(&store, &a.run, a.reps)?;
+    Ok(0)
+}
+
+pub fn export(cli: &Cli, a: &ExportArgs) -> CmdResult {
+    let store = open_store(cli)?;
+    let run = store.resolve_run(&a.run).map_err(Failure::usage)?;
+    let cells = store.run_cells(run.id).context("reading cells")?;
+    let text = match a.format {
+        ExportFormat::Json => export_json(&run, &cells),
+        ExportFormat::Csv => export_csv(&run, &cells),
+    };
+    match &a.output {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(0)
+}
+
+pub fn env(cli: &Cli, a: &EnvArgs) -> CmdResult {
+    let environment = match &a.run {
+        Some(key) => {
+            let store = open_store(cli)?;
+            let run = store.resolve_run(key).map_err(Failure::usage)?;
+            serde_json::from_str::<env::Environment>(&run.env_json)
+                .context("the run's environment is not readable")?
+        }
+        None => env::capture(&SysRoot::host(), &[std::env::temp_dir()]),
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&environment).context("encoding JSON")?);
+    } else {
+        let mut t = Table::new(&["key", "value"], 2);
+        for (k, v) in environment.flatten() {
+            t.row(vec![k, v]);
+        }
+        print!("{}", t.render());
+    }
+    Ok(0)
+}
+
+pub fn workloads(a: &WorkloadsArgs) -> CmdResult {
+    match &a.sub {
+        None => {
+            let mut t = Table::new(&["name", "unit", "description"], 3);
+            for e in registry() {
+                t.row(vec![e.name().into(), e.unit().to_string(), e.about().into()]);
+            }
+            print!("{}", t.render());
+            println!("\n`racehorse workloads show NAME` lists an engine's options.");
+        }
+        Some(WorkloadsSub::Show { name }) => {
+            let e = find(name).ok_or_else(|| {
+                let names: Vec<&str> = registry().iter().map(|e| e.name()).collect();
+                Failure::usage(format!("unknown workload '{name}'; valid workloads: {}", names.join(", ")))
+            })?;
+            println!("{} — {}\nunit of work: {}\n", e.name(), e.about(), e.unit());
+            let mut t = Table::new(&["option", "kind", "default", "help"], 4);
+            for o in e.options() {
+                t.row(vec![o.name.into(), o.kind.describe(), o.default.into(), o.help.into()]);
+            }
+            print!("{}", t.render());
+            println!(
+                "\nruntime, warmup, reps and cpus apply to every workload (see `racehorse run --help`)."
+            );
+        }
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_civil() {
+        assert_eq!(date(0), "1970-01-01 00:00");
+        assert_eq!(date(1_795_350_000), "2026-11-22 12:20");
+    }
+}

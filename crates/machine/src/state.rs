@@ -1,0 +1,184 @@
+//! The restore state file: what the Guard changed and the original values, written before any
+//! change (atomically: tmp + rename) so a later start can undo a run killed with SIGKILL.
+
+use crate::cpuctl::online_file;
+use crate::error::MachineError;
+use crate::root::{read_trim, write_ctl, SysRoot};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Original values of everything changed by a Guard, plus the owner process.
+#[derive(Serialize, Deserialize, Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct SavedState {
+    /// Process that made the changes.
+    pub pid: u32,
+    /// Its start time (field 22 of /proc/PID/stat), to tell a reused pid from the owner.
+    pub start_ticks: Option<u64>,
+    /// CPU number → original content of cpuN/online ("0" or "1").
+    pub online: BTreeMap<u32, String>,
+    /// sysctl name (dotted) → original value.
+    pub sysctl: BTreeMap<String, String>,
+}
+
+impl SavedState {
+    pub fn for_this_process() -> Self {
+        let pid = std::process::id();
+        SavedState { pid, start_ticks: start_ticks(Path::new("/proc"), pid), ..Default::default() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.online.is_empty() && self.sysctl.is_empty()
+    }
+}
+
+/// Start time in ticks of process `pid`, from `<proc>/<pid>/stat`.
+pub(crate) fn start_ticks(proc_dir: &Path, pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(proc_dir.join(pid.to_string()).join("stat")).ok()?;
+    let after = &text[text.rfind(')')? + 1..];
+    after.split_ascii_whitespace().nth(19)?.parse().ok()
+}
+
+/// True when the owner of `state` still runs (same pid and, if known, same start time).
+pub(crate) fn owner_alive(root: &SysRoot, state: &SavedState) -> bool {
+    if !root.proc(state.pid.to_string()).exists() {
+        return false;
+    }
+    match (state.start_ticks, start_ticks(&root.proc_dir, state.pid)) {
+        (Some(saved), Some(now)) => saved == now,
+        _ => true,
+    }
+}
+
+fn state_err(path: &Path, msg: impl Into<String>) -> MachineError {
+    MachineError::State { path: path.to_path_buf(), msg: msg.into() }
+}
+
+/// Reads a state file; Ok(None) when there is none.
+pub(crate) fn load(path: &Path) -> Result<Option<SavedState>, MachineError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(MachineError::io(path, e)),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| state_err(path, format!("{e}; inspect it, restore by hand and delete it")))
+}
+
+/// Writes the state atomically (tmp file in the same directory, fsync, rename).
+pub(crate) fn store(path: &Path, state: &SavedState) -> Result<(), MachineError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| MachineError::io(dir, e))?;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp: PathBuf = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
+    let json = serde_json::to_vec_pretty(state).map_err(|e| state_err(path, e.to_string()))?;
+    let mut f = std::fs::File::create(&tmp).map_err(|e| MachineError::io(&tmp, e))?;
+    f.write_all(&json).and_then(|_| f.sync_all()).map_err(|e| MachineError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| MachineError::io(path, e))
+}
+
+/// Removes the state file (a missing file is fine).
+pub(crate) fn remove(path: &Path) -> Result<(), MachineError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(MachineError::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// The /proc/sys file of a dotted sysctl name ("vm.swappiness" → proc/sys/vm/swappiness).
+pub(crate) fn sysctl_path(root: &SysRoot, name: &str) -> Result<PathBuf, MachineError> {
+    let ok = !name.is_empty()
+        && name.split('.').all(|p| !p.is_empty())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !ok {
+        return Err(MachineError::Invalid(format!("{name:?} is not a sysctl name like \"vm.swappiness\"")));
+    }
+    Ok(root.proc("sys").join(name.replace('.', "/")))
+}
+
+fn write_retrying(path: &Path, value: &str) -> Result<(), MachineError> {
+    let mut last = None;
+    for attempt in 0..3 {
+        if read_trim(path).as_deref() == Some(value) {
+            return Ok(());
+        }
+        match write_ctl(path, value) {
+            Ok(()) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50 * (attempt + 1)));
+    }
+    last.map_or(Ok(()), Err)
+}
+
+/// Puts back every value in `state`, removing each entry restored. CPUs that were online are
+/// brought back first, then CPUs that were offline are offlined again from the highest down.
+/// Returns what was restored and the first error (entries that failed stay in `state`).
+pub(crate) fn restore_saved(root: &SysRoot, state: &mut SavedState) -> (Vec<String>, Option<MachineError>) {
+    let mut done = Vec::new();
+    let mut first_err = None;
+    let mut cpus: Vec<(u32, String)> = state.online.iter().map(|(c, v)| (*c, v.clone())).collect();
+    cpus.sort_by_key(|(c, v)| (v.as_str() != "1", if v.as_str() == "1" { *c as i64 } else { -(*c as i64) }));
+    for (cpu, value) in cpus {
+        match write_retrying(&online_file(root, cpu), &value) {
+            Ok(()) => {
+                state.online.remove(&cpu);
+                done.push(format!("cpu{cpu}/online={value}"));
+            }
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    let sysctls: Vec<(String, String)> = state.sysctl.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (name, value) in sysctls {
+        match sysctl_path(root, &name).and_then(|p| write_retrying(&p, &value)) {
+            Ok(()) => {
+                state.sysctl.remove(&name);
+                done.push(format!("{name}={value}"));
+            }
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    (done, first_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysctl_names() {
+        let r = SysRoot::at("/x");
+        assert_eq!(sysctl_path(&r, "vm.swappiness").expect("ok"), PathBuf::from("/x/proc/sys/vm/swappiness"));
+        for bad in ["", "vm..x", "../etc", "vm/x", ".vm", "vm swappiness"] {
+            assert!(sysctl_path(&r, bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn store_load_round_trip() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join("sub/restore.json");
+        assert_eq!(load(&p).expect("none"), None);
+        let mut s = SavedState::for_this_process();
+        assert!(s.start_ticks.is_some());
+        s.online.insert(3, "1".into());
+        s.sysctl.insert("vm.swappiness".into(), "60".into());
+        store(&p, &s).expect("store");
+        assert_eq!(load(&p).expect("load"), Some(s));
+        remove(&p).expect("rm");
+        remove(&p).expect("rm twice");
+        std::fs::write(&p, "{not json").expect("w");
+        assert!(matches!(load(&p), Err(MachineError::State { .. })));
+    }
+
+    #[test]
+    fn this_process_is_alive() {
+        let s = SavedState::for_this_process();
+        assert!(owner_alive(&SysRoot::host(), &s));
+        let reused = SavedState { start_ticks: s.start_ticks.map(|t| t + 1), ..s.clone() };
+        assert!(!owner_alive(&SysRoot::host(), &reused));
+    }
+}

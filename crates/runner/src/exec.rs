@@ -1,0 +1,308 @@
+//! The measurement loop: for each planned cell set the CPUs, drop caches, prepare the
+//! workload, run warmup and the measured window while the sampler records, snapshot
+//! /proc/stat exactly at the window's edges, clean up, and hand the result to the sinks.
+
+use crate::plan::{Plan, PlannedCell};
+use crate::sinks::Sink;
+use racehorse_core::event::CellPhase;
+use racehorse_core::{CellResult, CellStatus, CpuMethod as WlCpuMethod, Event, RunStatus, SamplePoint};
+use racehorse_engines::{find, CellContext, Clock, Control, Engine, EngineError, Recorder, WindowHooks};
+use racehorse_machine::guard::Guard;
+use racehorse_machine::procstat::{cpu_usage, read_stat, user_hz, StatSnapshot};
+use racehorse_machine::rusage::{process_cpu, CpuTime};
+use racehorse_machine::sampler::{point, RawSample};
+use racehorse_machine::SysRoot;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How to run a plan.
+pub struct Runner {
+    pub root: SysRoot,
+    pub clock: Arc<dyn Clock>,
+    /// Set by SIGINT/SIGTERM; checked between cells and inside windows.
+    pub abort: Arc<AtomicBool>,
+    /// Parent of the per-cell work directories.
+    pub work_root: PathBuf,
+    /// Sampler period; None disables the sampler (fake-clock tests).
+    pub sample_interval: Option<Duration>,
+    pub drop_caches: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub ok: usize,
+    pub failed: usize,
+    /// How the CPU count was set ("hotplug"/"affinity"), if any cell set it.
+    pub cpu_method: Option<String>,
+}
+
+/// /proc/stat and process CPU at the window's edges.
+#[derive(Default)]
+struct Edges {
+    start: Option<(StatSnapshot, CpuTime)>,
+    end: Option<(StatSnapshot, CpuTime)>,
+}
+
+struct EdgeHooks {
+    root: SysRoot,
+    edges: Arc<Mutex<Edges>>,
+}
+
+impl EdgeHooks {
+    fn snap(&self) -> Option<(StatSnapshot, CpuTime)> {
+        read_stat(&self.root).ok().map(|s| (s, process_cpu()))
+    }
+}
+
+impl WindowHooks for EdgeHooks {
+    fn measure_started(&self) {
+        let s = self.snap();
+        self.edges.lock().unwrap_or_else(|e| e.into_inner()).start = s;
+    }
+    fn measure_ended(&self) {
+        let s = self.snap();
+        self.edges.lock().unwrap_or_else(|e| e.into_inner()).end = s;
+    }
+}
+
+/// The 1 s monitor: a thread reading /proc until told to stop.
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<Vec<SamplePoint>>,
+}
+
+impl Sampler {
+    fn start(root: SysRoot, interval: Duration) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let hz = user_hz();
+            let origin = Instant::now();
+            let mut points = Vec::new();
+            let mut prev = RawSample::read(&root).ok();
+            let mut last = Instant::now();
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50).min(interval));
+                if last.elapsed() < interval {
+                    continue;
+                }
+                let now = Instant::now();
+                let cur = RawSample::read(&root).ok();
+                if let (Some(p), Some(c)) = (&prev, &cur) {
+                    let secs = now.duration_since(last).as_secs_f64();
+                    let t_ms = u64::try_from(origin.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    points.push(point(p, c, hz, secs, t_ms));
+                }
+                prev = cur;
+                last = now;
+            }
+            points
+        });
+        Sampler { stop, handle }
+    }
+
+    fn finish(self) -> Vec<SamplePoint> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+fn status_of(e: &EngineError) -> CellStatus {
+    match e {
+        EngineError::Interrupted => CellStatus::Interrupted,
+        _ => CellStatus::Failed,
+    }
+}
+
+impl Runner {
+    fn work_dir(&self, cell: &PlannedCell) -> PathBuf {
+        self.work_root.join(format!("racehorse-{}-cell{}", std::process::id(), cell.index))
+    }
+
+    fn prepare_dir(&self, dir: &PathBuf) -> Result<(), EngineError> {
+        std::fs::create_dir_all(&self.work_root).map_err(|e| {
+            EngineError::io("cannot create the work directory; choose another with --dir", &self.work_root, e)
+        })?;
+        std::fs::create_dir(dir).map_err(|e| {
+            EngineError::io("cannot create the cell directory; is the target writable and not full?", dir, e)
+        })
+    }
+
+    /// Runs one cell; errors become a failed or interrupted result, never a panic.
+    fn run_cell(
+        &self,
+        plan: &Plan,
+        cell: &PlannedCell,
+        guard: &mut Guard,
+        emit: &mut dyn FnMut(Event) -> Result<(), String>,
+        method: &mut Option<String>,
+    ) -> Result<CellResult, String> {
+        let engine =
+            find(&cell.spec.workload).ok_or_else(|| format!("unknown workload {}", cell.spec.workload))?;
+        let mut result = CellResult::empty(cell.spec.clone(), engine.unit());
+        result.cpus_online = cell.cpus;
+        if let Err(e) = self.measure(plan, cell, engine, guard, emit, method, &mut result) {
+            result.status = status_of(&e);
+            result.error = Some(e.to_string());
+        }
+        Ok(result)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn measure(
+        &self,
+        _plan: &Plan,
+        cell: &PlannedCell,
+        engine: &dyn Engine,
+        guard: &mut Guard,
+        emit: &mut dyn FnMut(Event) -> Result<(), String>,
+        method: &mut Option<String>,
+        result: &mut CellResult,
+    ) -> Result<(), EngineError> {
+        let m = guard
+            .set_cpus(cell.cpus)
+            .map_err(|e| EngineError::Failed(format!("setting {} CPUs: {e}", cell.cpus)))?;
+        *method = Some(m.as_str().to_string());
+        if self.drop_caches {
+            guard.drop_caches().map_err(|e| EngineError::Failed(format!("dropping caches: {e}")))?;
+        }
+        let work_dir = self.work_dir(cell);
+        if engine.caps().needs_disk {
+            self.prepare_dir(&work_dir)?;
+        }
+        let ctx = CellContext { spec: cell.spec.clone(), work_dir: work_dir.clone(), cpus: cell.cpus };
+        let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Prepare });
+        let outcome = self.prepare_and_run(cell, engine, &ctx, emit, result);
+        let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Cleanup });
+        if engine.caps().needs_disk {
+            let _ = std::fs::remove_dir_all(&work_dir);
+        }
+        outcome
+    }
+
+    fn prepare_and_run(
+        &self,
+        cell: &PlannedCell,
+        engine: &dyn Engine,
+        ctx: &CellContext,
+        emit: &mut dyn FnMut(Event) -> Result<(), String>,
+        result: &mut CellResult,
+    ) -> Result<(), EngineError> {
+        let mut workload = engine.prepare(ctx)?;
+        let edges = Arc::new(Mutex::new(Edges::default()));
+        let hooks = EdgeHooks { root: self.root.clone(), edges: edges.clone() };
+        let ctl =
+            Control::new(cell.warmup, cell.runtime, self.clock.clone(), Box::new(hooks), self.abort.clone());
+        let rec = Recorder::new();
+        let sampler = self.sample_interval.map(|i| Sampler::start(self.root.clone(), i));
+        let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Warmup });
+        let ran = workload.run(&ctl, &rec);
+        ctl.stop();
+        if let Some(s) = sampler {
+            result.samples = s.finish();
+        }
+        let cleaned = workload.cleanup();
+        ran?;
+        cleaned?;
+        let window =
+            ctl.window().ok_or_else(|| EngineError::Failed("the measured window never closed".into()))?;
+        let totals = rec.totals();
+        result.window = window;
+        result.units = totals.units;
+        result.ops = totals.ops;
+        result.bytes_read = totals.bytes_read;
+        result.bytes_written = totals.bytes_written;
+        result.workload_cpu = totals.workload_cpu;
+        result.extra = totals.extra;
+        result.latencies = totals
+            .latencies
+            .into_iter()
+            .map(|(op, latency)| racehorse_core::OpStats { op, latency })
+            .collect();
+        let e = edges.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Some((s0, p0)), Some((s1, p1))) = (&e.start, &e.end) {
+            result.cpu = cpu_usage(&s0.cpu, &s1.cpu, user_hz());
+            let proc_s = p1.since(*p0).total_s();
+            // Worker threads are part of our process; the harness is the rest of it.
+            result.harness_cpu_s = if result.workload_cpu.method == WlCpuMethod::Threads {
+                (proc_s - result.workload_cpu.total_s()).max(0.0)
+            } else {
+                proc_s
+            };
+        }
+        Ok(())
+    }
+
+    /// Applies the sysctls of the variant about to start (restoring the previous ones).
+    fn enter_variant(&self, plan: &Plan, index: usize, guard: &mut Guard) -> Result<(), String> {
+        guard.restore().map_err(|e| format!("restoring before variant: {e}"))?;
+        let v = &plan.variants[index];
+        for (k, val) in &v.sysctl {
+            guard.set_sysctl(k, val).map_err(|e| format!("variant '{}': sysctl {k} = {val}: {e}", v.name))?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs the whole plan. Sink errors (e.g. the store cannot write) stop the run with Err;
+/// everything already finished has been handed to the sinks. The guard is restored by the
+/// caller (and by its Drop on every path).
+pub fn execute(
+    runner: &Runner,
+    plan: &Plan,
+    guard: &mut Guard,
+    sinks: &mut [&mut dyn Sink],
+    run_id: i64,
+    label: &str,
+) -> Result<RunOutcome, String> {
+    let mut emit = |e: Event| -> Result<(), String> {
+        for s in sinks.iter_mut() {
+            s.event(&e)?;
+        }
+        Ok(())
+    };
+    emit(Event::RunStarted {
+        run_id,
+        label: label.to_string(),
+        cells: plan.cells.len(),
+        eta: racehorse_core::Nanos::from_duration(plan.eta()),
+    })?;
+    let (mut ok, mut failed, mut interrupted) = (0, 0, false);
+    let mut method = None;
+    let mut current_variant = None;
+    for cell in &plan.cells {
+        if runner.abort.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        if current_variant != Some(cell.variant) {
+            runner.enter_variant(plan, cell.variant, guard)?;
+            current_variant = Some(cell.variant);
+        }
+        emit(Event::CellStarted { index: cell.index, cells: plan.cells.len(), spec: cell.spec.clone() })?;
+        let result = runner.run_cell(plan, cell, guard, &mut emit, &mut method)?;
+        match result.status {
+            CellStatus::Ok => ok += 1,
+            CellStatus::Failed => failed += 1,
+            CellStatus::Interrupted => interrupted = true,
+        }
+        emit(Event::CellFinished { index: cell.index, result: Box::new(result) })?;
+        if interrupted {
+            break;
+        }
+    }
+    let status = if interrupted {
+        RunStatus::Interrupted
+    } else if failed > 0 {
+        RunStatus::Partial
+    } else {
+        RunStatus::Complete
+    };
+    emit(Event::RunFinished { run_id, status, ok, failed })?;
+    Ok(RunOutcome { status, ok, failed, cpu_method: method })
+}

@@ -1,0 +1,381 @@
+//! Suite files (TOML): workloads with their options as axes (lists), variants, runtime,
+//! warmup and repetitions. Every mistake is reported with file:line:col and what is valid.
+
+use crate::duration::parse_duration;
+use racehorse_core::Value;
+use racehorse_engines::{find, registry, OptionSpec};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use toml::Spanned;
+
+/// A suite problem, located in its file when it comes from one.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{origin}{msg}")]
+pub struct SuiteError {
+    /// "file:line:col: " or "" for command-line input.
+    pub origin: String,
+    pub msg: String,
+}
+
+impl SuiteError {
+    pub fn usage(msg: impl Into<String>) -> Self {
+        SuiteError { origin: String::new(), msg: msg.into() }
+    }
+    fn at(file: &str, text: &str, offset: usize, msg: impl Into<String>) -> Self {
+        let (line, col) = line_col(text, offset);
+        SuiteError { origin: format!("{file}:{line}:{col}: "), msg: msg.into() }
+    }
+}
+
+/// 1-based line and column of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(before.chars().count(), |i| before[i + 1..].chars().count()) + 1;
+    (line, col)
+}
+
+/// Keys of a `[[workload]]` table that belong to the runner, not the engine.
+const RUNNER_KEYS: &[&str] = &["engine", "runtime", "warmup", "reps", "cpus"];
+
+/// One workload of a suite, validated against its engine's option table. Every engine
+/// option has at least one value (defaults filled in); more than one makes it an axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadEntry {
+    pub engine: String,
+    pub axes: BTreeMap<String, Vec<Value>>,
+    pub runtime: Option<Duration>,
+    pub warmup: Option<Duration>,
+    pub reps: Option<u32>,
+    pub cpus: Option<Vec<u32>>,
+}
+
+/// A named system configuration applied around its cells.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Variant {
+    pub name: String,
+    /// sysctl name (e.g. `vm.swappiness`) → value; restored after the variant's cells.
+    pub sysctl: BTreeMap<String, String>,
+}
+
+/// A whole suite, ready for planning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suite {
+    pub name: String,
+    pub runtime: Duration,
+    pub warmup: Duration,
+    pub reps: u32,
+    /// Online-CPU axis; empty means "all CPUs online now".
+    pub cpus: Vec<u32>,
+    /// Where disk workloads write; None = the system temp dir.
+    pub dir: Option<PathBuf>,
+    pub drop_caches: bool,
+    pub workloads: Vec<WorkloadEntry>,
+    pub variants: Vec<Variant>,
+}
+
+impl Default for Suite {
+    fn default() -> Self {
+        Suite {
+            name: "custom".into(),
+            runtime: Duration::from_secs(20),
+            warmup: Duration::from_secs(4),
+            reps: 1,
+            cpus: Vec::new(),
+            dir: None,
+            drop_caches: true,
+            workloads: Vec::new(),
+            variants: Vec::new(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSuite {
+    name: Option<String>,
+    runtime: Option<Spanned<toml::Value>>,
+    warmup: Option<Spanned<toml::Value>>,
+    reps: Option<Spanned<i64>>,
+    cpus: Option<Spanned<toml::Value>>,
+    dir: Option<String>,
+    drop_caches: Option<bool>,
+    #[serde(default)]
+    workload: Vec<Spanned<toml::Table>>,
+    #[serde(default)]
+    variant: Vec<Spanned<RawVariant>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: String,
+    #[serde(default)]
+    sysctl: BTreeMap<String, toml::Value>,
+}
+
+/// Converts a TOML scalar to a parameter value.
+pub fn toml_scalar(v: &toml::Value) -> Option<Value> {
+    Some(match v {
+        toml::Value::Integer(i) => Value::Int(*i),
+        toml::Value::Float(f) => Value::Float(*f),
+        toml::Value::String(s) => Value::Str(s.clone()),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        _ => return None,
+    })
+}
+
+fn duration_value(v: &toml::Value) -> Result<Duration, String> {
+    match v {
+        toml::Value::Integer(i) if *i >= 0 => Ok(Duration::from_secs(*i as u64)),
+        toml::Value::Float(f) if *f >= 0.0 => Ok(Duration::from_secs_f64(*f)),
+        toml::Value::String(s) => {
+            parse_duration(s).ok_or_else(|| format!("'{s}' is not a duration (e.g. 20s, 500ms, 2m)"))
+        }
+        other => Err(format!("{other} is not a duration (e.g. \"20s\")")),
+    }
+}
+
+/// Parses a CPU-count axis: an integer or a list of integers, each ≥ 1.
+fn cpus_value(v: &toml::Value) -> Result<Vec<u32>, String> {
+    let items: Vec<&toml::Value> = match v {
+        toml::Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    let cpus: Result<Vec<u32>, String> = items
+        .iter()
+        .map(|i| match i.as_integer().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) if n >= 1 => Ok(n),
+            _ => Err(format!("cpus: {i} is not a CPU count (an integer >= 1)")),
+        })
+        .collect();
+    let cpus = cpus?;
+    if cpus.is_empty() {
+        return Err("cpus: the list is empty".into());
+    }
+    Ok(cpus)
+}
+
+/// Valid engine names, for error messages.
+pub fn engine_names() -> String {
+    registry().iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
+}
+
+impl WorkloadEntry {
+    /// Validates `values` (option name → one or more values) against the engine's option
+    /// table and fills in defaults.
+    pub fn new(engine: &str, values: BTreeMap<String, Vec<Value>>) -> Result<Self, String> {
+        let eng = find(engine)
+            .ok_or_else(|| format!("unknown workload '{engine}'; valid workloads: {}", engine_names()))?;
+        let table = eng.options();
+        let mut axes = BTreeMap::new();
+        for (name, vals) in values {
+            let spec =
+                table.iter().find(|o| o.name == name).ok_or_else(|| unknown_option(engine, &name, table))?;
+            if vals.is_empty() {
+                return Err(format!("option '{name}': the list is empty"));
+            }
+            let checked: Result<Vec<Value>, String> = vals.into_iter().map(|v| spec.check(v)).collect();
+            axes.insert(name, checked?);
+        }
+        for o in table {
+            if !axes.contains_key(o.name) {
+                if let Some(d) = o.default_value() {
+                    axes.insert(o.name.to_string(), vec![d]);
+                }
+            }
+        }
+        Ok(WorkloadEntry {
+            engine: engine.to_string(),
+            axes,
+            runtime: None,
+            warmup: None,
+            reps: None,
+            cpus: None,
+        })
+    }
+}
+
+fn unknown_option(engine: &str, name: &str, table: &[OptionSpec]) -> String {
+    let valid: Vec<&str> = table.iter().map(|o| o.name).collect();
+    format!(
+        "workload '{engine}' has no option '{name}'; valid options: {} (and runtime, warmup, reps, cpus)",
+        valid.join(", ")
+    )
+}
+
+fn workload_from_table(t: &toml::Table) -> Result<WorkloadEntry, String> {
+    let engine = t
+        .get("engine")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| format!("a [[workload]] needs `engine = \"NAME\"`; valid: {}", engine_names()))?;
+    let mut values = BTreeMap::new();
+    for (k, v) in t.iter().filter(|(k, _)| !RUNNER_KEYS.contains(&k.as_str())) {
+        let items: Vec<&toml::Value> = match v {
+            toml::Value::Array(a) => a.iter().collect(),
+            one => vec![one],
+        };
+        let vals: Result<Vec<Value>, String> = items
+            .into_iter()
+            .map(|i| toml_scalar(i).ok_or_else(|| format!("option '{k}': {i} is not a plain value")))
+            .collect();
+        values.insert(k.clone(), vals?);
+    }
+    let mut w = WorkloadEntry::new(engine, values)?;
+    let dur = |key: &str| t.get(key).map(duration_value).transpose().map_err(|e| format!("{key}: {e}"));
+    w.runtime = dur("runtime")?;
+    w.warmup = dur("warmup")?;
+    w.reps = t.get("reps").map(reps_value).transpose()?;
+    w.cpus = t.get("cpus").map(cpus_value).transpose()?;
+    Ok(w)
+}
+
+fn reps_value(v: &toml::Value) -> Result<u32, String> {
+    match v.as_integer().and_then(|n| u32::try_from(n).ok()) {
+        Some(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!("reps: {v} is not a repetition count (1..1000)")),
+    }
+}
+
+impl Suite {
+    /// Parses suite text; `file` names it in error messages.
+    pub fn parse(file: &str, text: &str) -> Result<Suite, SuiteError> {
+        let raw: RawSuite = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            SuiteError::at(file, text, offset, e.message().to_string())
+        })?;
+        let at = |offset: usize, msg: String| SuiteError::at(file, text, offset, msg);
+        let mut suite = Suite { name: raw.name.unwrap_or_else(|| "suite".into()), ..Suite::default() };
+        if let Some(v) = raw.runtime {
+            suite.runtime =
+                duration_value(v.get_ref()).map_err(|e| at(v.span().start, format!("runtime: {e}")))?;
+        }
+        if let Some(v) = raw.warmup {
+            suite.warmup =
+                duration_value(v.get_ref()).map_err(|e| at(v.span().start, format!("warmup: {e}")))?;
+        }
+        if let Some(v) = raw.reps {
+            suite.reps =
+                reps_value(&toml::Value::Integer(*v.get_ref())).map_err(|e| at(v.span().start, e))?;
+        }
+        if let Some(v) = raw.cpus {
+            suite.cpus = cpus_value(v.get_ref()).map_err(|e| at(v.span().start, e))?;
+        }
+        suite.dir = raw.dir.map(PathBuf::from);
+        suite.drop_caches = raw.drop_caches.unwrap_or(true);
+        for w in &raw.workload {
+            suite.workloads.push(workload_from_table(w.get_ref()).map_err(|e| at(w.span().start, e))?);
+        }
+        if suite.workloads.is_empty() {
+            return Err(at(0, format!("the suite has no [[workload]]; add one, e.g. [[workload]] engine = \"fileserver\" (valid: {})", engine_names())));
+        }
+        for v in raw.variant {
+            let span = v.span().start;
+            let rv = v.into_inner();
+            let variant = variant_from_raw(rv).map_err(|e| at(span, e))?;
+            if suite.variants.iter().any(|x| x.name == variant.name) {
+                return Err(at(span, format!("variant '{}' is defined twice", variant.name)));
+            }
+            suite.variants.push(variant);
+        }
+        Ok(suite)
+    }
+}
+
+fn variant_from_raw(rv: RawVariant) -> Result<Variant, String> {
+    if rv.name.is_empty() || !rv.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        return Err(format!("variant name '{}' must be letters, digits, '-', '_' or '.'", rv.name));
+    }
+    let mut sysctl = BTreeMap::new();
+    for (k, v) in rv.sysctl {
+        if !k.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) || k.contains("..") {
+            return Err(format!("sysctl name '{k}' is not valid (e.g. vm.swappiness)"));
+        }
+        let text = match toml_scalar(&v) {
+            Some(Value::Str(s)) => s,
+            Some(other) => other.to_string(),
+            None => return Err(format!("sysctl '{k}': {v} is not a plain value")),
+        };
+        sysctl.insert(k, text);
+    }
+    Ok(Variant { name: rv.name, sysctl })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "demo"
+runtime = "2s"
+warmup = "500ms"
+reps = 3
+cpus = [1, 2]
+
+[[workload]]
+engine = "null"
+clients = [1, 4, 8]
+rate = 50.0
+
+[[variant]]
+name = "lowswap"
+sysctl = { "vm.swappiness" = 10 }
+"#;
+
+    #[test]
+    fn parses_a_full_suite() {
+        let s = Suite::parse("s.toml", GOOD).unwrap();
+        assert_eq!(s.name, "demo");
+        assert_eq!(s.runtime, Duration::from_secs(2));
+        assert_eq!(s.warmup, Duration::from_millis(500));
+        assert_eq!((s.reps, s.cpus.clone()), (3, vec![1, 2]));
+        let w = &s.workloads[0];
+        assert_eq!(w.axes["clients"], vec![Value::Int(1), Value::Int(4), Value::Int(8)]);
+        assert_eq!(w.axes["fail"], vec![Value::Bool(false)], "defaults are filled in");
+        assert_eq!(s.variants[0].sysctl["vm.swappiness"], "10");
+    }
+
+    #[test]
+    fn syntax_error_has_line_and_column() {
+        let e = Suite::parse("bad.toml", "name = \"x\"\nreps = = 3\n").unwrap_err();
+        assert!(e.to_string().starts_with("bad.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn unknown_option_lists_valid_ones() {
+        let e = Suite::parse("s.toml", "[[workload]]\nengine = \"null\"\nclinets = 4\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("s.toml:1:1: "), "{msg}");
+        assert!(msg.contains("no option 'clinets'") && msg.contains("clients"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_engine_lists_valid_ones() {
+        let e = Suite::parse("s.toml", "[[workload]]\nengine = \"dbnech\"\n").unwrap_err();
+        assert!(e.to_string().contains("unknown workload 'dbnech'") && e.to_string().contains("fileserver"));
+    }
+
+    #[test]
+    fn impossible_values_are_refused() {
+        for (text, needle) in [
+            ("reps = 0\n[[workload]]\nengine=\"null\"", "reps"),
+            ("cpus = [0]\n[[workload]]\nengine=\"null\"", "cpus"),
+            ("runtime = \"fast\"\n[[workload]]\nengine=\"null\"", "runtime"),
+            ("[[workload]]\nengine=\"null\"\nclients = 0", "outside"),
+            ("bogus = 1\n[[workload]]\nengine=\"null\"", "bogus"),
+            ("name = \"x\"", "no [[workload]]"),
+        ] {
+            let e = Suite::parse("s.toml", text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text:?} gave {e}");
+            assert!(e.starts_with("s.toml:"), "{e}");
+        }
+    }
+
+    #[test]
+    fn line_col_counts_from_one() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}

@@ -1,0 +1,160 @@
+//! The store's schema as an ordered list of migrations; `PRAGMA user_version` records how
+//! many have been applied, so an old database is brought forward and a newer one refused.
+
+use crate::error::{Result, StoreError};
+use rusqlite::Connection;
+
+/// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
+/// Never edit a released step: append a new one (see docs/formats.md).
+const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this binary writes and understands.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+const V1: &str = "
+CREATE TABLE runs (
+    id                 INTEGER PRIMARY KEY,
+    label              TEXT    NOT NULL,
+    started_at_unix_s  INTEGER NOT NULL,
+    finished_at_unix_s INTEGER,
+    status             TEXT    NOT NULL
+                       CHECK (status IN ('running', 'complete', 'partial', 'interrupted')),
+    host               TEXT    NOT NULL,
+    command            TEXT    NOT NULL,
+    suite_json         TEXT    NOT NULL,
+    env_json           TEXT    NOT NULL,
+    exclusivity_json   TEXT    NOT NULL,
+    racehorse_version  TEXT    NOT NULL,
+    cpu_method         TEXT    NOT NULL,
+    pid                INTEGER
+);
+CREATE INDEX runs_label ON runs(label);
+
+CREATE TABLE cells (
+    id                 INTEGER PRIMARY KEY,
+    run_id             INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx                INTEGER NOT NULL,
+    workload           TEXT    NOT NULL,
+    variant            TEXT    NOT NULL,
+    rep                INTEGER NOT NULL,
+    params_json        TEXT    NOT NULL,
+    match_key          TEXT    NOT NULL,
+    status             TEXT    NOT NULL,
+    error              TEXT,
+    unit               TEXT    NOT NULL,
+    units              REAL,
+    window_ns          INTEGER NOT NULL,
+    ops                INTEGER NOT NULL,
+    bytes_read         INTEGER NOT NULL,
+    bytes_written      INTEGER NOT NULL,
+    cpu_user_s         REAL,
+    cpu_kernel_s       REAL,
+    cpu_steal_s        REAL,
+    cpu_iowait_s       REAL,
+    cpu_idle_s         REAL,
+    wl_cpu_user_s      REAL,
+    wl_cpu_kernel_s    REAL,
+    wl_cpu_method      TEXT    NOT NULL,
+    harness_cpu_s      REAL,
+    cpus_online        INTEGER NOT NULL,
+    extra_json         TEXT    NOT NULL,
+    finished_at_unix_s INTEGER NOT NULL
+);
+CREATE INDEX cells_run_id ON cells(run_id);
+CREATE INDEX cells_match_key ON cells(match_key);
+
+CREATE TABLE samples (
+    cell_id                INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    t_ms                   INTEGER NOT NULL,
+    cpu_user_pct           REAL,
+    cpu_kernel_pct         REAL,
+    cpu_iowait_pct         REAL,
+    cpu_steal_pct          REAL,
+    cpu_idle_pct           REAL,
+    run_queue_tasks        INTEGER NOT NULL,
+    blocked_tasks          INTEGER NOT NULL,
+    mem_free_bytes         INTEGER NOT NULL,
+    mem_cached_bytes       INTEGER NOT NULL,
+    mem_dirty_bytes        INTEGER NOT NULL,
+    pgpgin_per_s           REAL,
+    pgpgout_per_s          REAL,
+    pswpin_per_s           REAL,
+    pswpout_per_s          REAL,
+    disk_read_bytes_per_s  REAL,
+    disk_write_bytes_per_s REAL,
+    ctxt_per_s             REAL
+);
+CREATE INDEX samples_cell_id ON samples(cell_id);
+
+CREATE TABLE latencies (
+    cell_id        INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    op             TEXT    NOT NULL,
+    count          INTEGER NOT NULL,
+    mean_ns        REAL    NOT NULL,
+    p50_ns         INTEGER NOT NULL,
+    p90_ns         INTEGER NOT NULL,
+    p99_ns         INTEGER NOT NULL,
+    max_ns         INTEGER NOT NULL,
+    histogram_json TEXT    NOT NULL
+);
+CREATE INDEX latencies_cell_id ON latencies(cell_id);
+";
+
+/// The schema version recorded in the database.
+pub fn user_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |row| row.get(0))?)
+}
+
+/// Brings the database at `path` (used in messages) to [`SCHEMA_VERSION`], one transaction
+/// per step, or refuses a database from a newer racehorse.
+pub fn migrate(conn: &mut Connection, path: &str) -> Result<()> {
+    let found = user_version(conn)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { path: path.to_owned(), found, known: SCHEMA_VERSION });
+    }
+    let start = usize::try_from(found).unwrap_or(0);
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(start) {
+        let version = i as i64 + 1;
+        let fail = |source| StoreError::Migration { path: path.to_owned(), version, source };
+        let tx = conn.transaction().map_err(fail)?;
+        tx.execute_batch(step).map_err(fail)?;
+        tx.pragma_update(None, "user_version", version).map_err(fail)?;
+        tx.commit().map_err(fail)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_an_empty_database_to_the_current_version() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(user_version(&conn).unwrap(), 0);
+        migrate(&mut conn, ":memory:").unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+        for table in ["runs", "cells", "samples", "latencies"] {
+            let n: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                    [table],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, 1, "table {table} missing");
+        }
+        // Running again is a no-op.
+        migrate(&mut conn, ":memory:").unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn refuses_a_newer_schema() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
+        let err = migrate(&mut conn, "x.db").unwrap_err();
+        assert!(matches!(err, StoreError::TooNew { .. }));
+        assert!(err.to_string().contains("created by a newer racehorse; upgrade"), "{err}");
+    }
+}

@@ -1,0 +1,121 @@
+//! Tests of opening, migrating and the run-level API of the store.
+
+use super::*;
+use crate::testutil::{full_cell, new_run};
+
+#[test]
+fn open_creates_parent_dirs_and_migrates() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/racehorse.db");
+    let store = Store::open(&path).unwrap();
+    assert!(path.exists());
+    assert_eq!(schema::user_version(&store.conn).unwrap(), schema::SCHEMA_VERSION);
+    let mode: String = store.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    drop(store);
+    Store::open(&path).unwrap();
+}
+
+#[test]
+fn open_refuses_a_database_from_a_newer_racehorse() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    let conn = Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", schema::SCHEMA_VERSION + 1).unwrap();
+    drop(conn);
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::TooNew { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("created by a newer racehorse; upgrade") && msg.contains("new.db"), "{msg}");
+}
+
+#[test]
+fn default_path_follows_xdg() {
+    let p = default_path_from(Some("/data".into()), Some("/home/u".into()));
+    assert_eq!(p, PathBuf::from("/data/racehorse/racehorse.db"));
+    let p = default_path_from(Some("relative".into()), Some("/home/u".into()));
+    assert_eq!(p, PathBuf::from("/home/u/.local/share/racehorse/racehorse.db"));
+    assert_eq!(default_path_from(None, None), PathBuf::from("racehorse.db"));
+}
+
+#[test]
+fn create_finish_and_list_runs() {
+    let store = Store::open_in_memory().unwrap();
+    let a = store.create_run(&new_run("base")).unwrap();
+    let b = store.create_run(&new_run("new")).unwrap();
+    store.insert_cell(b, 0, &full_cell(1)).unwrap();
+    store.insert_cell(b, 1, &crate::testutil::failed_cell()).unwrap();
+    store.finish_run(b, RunStatus::Partial).unwrap();
+    store.set_run_env(b, r#"{"kernel":"6.9"}"#).unwrap();
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b, a]);
+    let rb = &runs[0];
+    assert_eq!((rb.status, rb.cells_ok, rb.cells_failed), (RunStatus::Partial, 1, 1));
+    assert!(rb.finished_at_unix_s.is_some());
+    assert_eq!(rb.env_json, r#"{"kernel":"6.9"}"#);
+    assert_eq!(runs[1].status, RunStatus::Running);
+    assert_eq!(runs[1].finished_at_unix_s, None);
+    let pid: i64 = store.conn.query_row("SELECT pid FROM runs WHERE id = ?1", [a], |r| r.get(0)).unwrap();
+    assert_eq!(pid, i64::from(std::process::id()));
+    assert!(matches!(store.finish_run(999, RunStatus::Complete), Err(StoreError::UnknownRun { .. })));
+}
+
+#[test]
+fn resolve_run_by_id_and_label_newest_wins() {
+    let store = Store::open_in_memory().unwrap();
+    let first = store.create_run(&new_run("baseline")).unwrap();
+    let second = store.create_run(&new_run("baseline")).unwrap();
+    let other = store.create_run(&new_run("kernel-6.9")).unwrap();
+    assert_eq!(store.resolve_run(&first.to_string()).unwrap().id, first);
+    assert_eq!(store.resolve_run("baseline").unwrap().id, second);
+    assert_eq!(store.resolve_run(" kernel-6.9 ").unwrap().id, other);
+    // A numeric label that is not an id still resolves as a label.
+    let numeric = store.create_run(&new_run("2024")).unwrap();
+    assert_eq!(store.resolve_run("2024").unwrap().id, numeric);
+}
+
+#[test]
+fn resolve_unknown_run_suggests_close_matches() {
+    let store = Store::open_in_memory().unwrap();
+    store.create_run(&new_run("baseline")).unwrap();
+    store.create_run(&new_run("kernel-6.9")).unwrap();
+    match store.resolve_run("basline") {
+        Err(StoreError::UnknownRun { key, suggestions }) => {
+            assert_eq!(key, "basline");
+            assert_eq!(suggestions, vec!["baseline".to_string()]);
+        }
+        other => panic!("expected UnknownRun, got {other:?}"),
+    }
+    let err = store.resolve_run("kernel").unwrap_err();
+    assert!(err.to_string().contains("did you mean 'kernel-6.9'"), "{err}");
+    match store.resolve_run("3") {
+        Err(StoreError::UnknownRun { suggestions, .. }) => assert!(suggestions.contains(&"2".to_string())),
+        other => panic!("expected UnknownRun, got {other:?}"),
+    }
+}
+
+#[test]
+fn runs_of_dead_processes_become_interrupted() {
+    let store = Store::open_in_memory().unwrap();
+    let dead = store.create_run(&new_run("killed")).unwrap();
+    let alive = store.create_run(&new_run("ours")).unwrap();
+    let done = store.create_run(&new_run("done")).unwrap();
+    store.finish_run(done, RunStatus::Complete).unwrap();
+    store.insert_cell(dead, 0, &full_cell(1)).unwrap();
+    store.conn.execute("UPDATE runs SET pid = 999999999 WHERE id IN (?1, ?2)", [dead, done]).unwrap();
+
+    assert_eq!(store.mark_abandoned_runs().unwrap(), vec![dead]);
+    let run = store.resolve_run(&dead.to_string()).unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted);
+    assert!(run.finished_at_unix_s.is_some(), "finished at its last cell");
+    assert_eq!(store.resolve_run(&alive.to_string()).unwrap().status, RunStatus::Running);
+    assert_eq!(store.resolve_run(&done.to_string()).unwrap().status, RunStatus::Complete);
+    assert!(store.mark_abandoned_runs().unwrap().is_empty());
+}
+
+#[test]
+fn process_liveness() {
+    assert!(process_alive(i64::from(std::process::id())));
+    assert!(!process_alive(999_999_999));
+    assert!(!process_alive(0));
+}

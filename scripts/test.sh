@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what the tests need (Debian/Ubuntu packages, Rust components) and runs every check:
+# formatting, clippy with warnings as errors, and the whole test suite. Run as root (or with
+# sudo available) on a fresh machine: `bash scripts/test.sh`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_pkgs=()
+command -v dbench >/dev/null 2>&1 || need_pkgs+=(dbench)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "installing: ${need_pkgs[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo test --workspace 2>&1 | tee /tmp/racehorse-test.log
+# Never leave a CPU offline, whatever the tests did.
+if [ -n "$(cat /sys/devices/system/cpu/offline 2>/dev/null)" ]; then
+  echo "FAIL: CPUs left offline: $(cat /sys/devices/system/cpu/offline)" >&2
+  exit 1
+fi

@@ -1,0 +1,138 @@
+//! Bad input and faults: clear errors, exit code 2 for usage errors, nothing lost.
+
+use crate::common::{machine_lock, text, Sandbox};
+use std::time::{Duration, Instant};
+
+#[test]
+fn malformed_suite_reports_file_line_col_and_runs_nothing() {
+    let sb = Sandbox::new();
+    let suite = sb.dir.path().join("bad.toml");
+    std::fs::write(&suite, "name = \"x\"\n[[workload]]\nengine = \"null\"\nclients = [1, 2,, 3]\nreps = 1\n")
+        .unwrap();
+    let out = sb.run(&["run", suite.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("bad.toml:4:"), "{t}");
+    assert!(!sb.db().exists(), "nothing may be stored");
+}
+
+#[test]
+fn unknown_workload_and_option_list_valid_ones() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["run", "dbnech"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("fileserver"), "{}", text(&out));
+    let out = sb.run(&["run", "null", "--opt", "clinets=4"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("no workload in this run has an option 'clinets'"), "{}", text(&out));
+    let out = sb.run(&["run", "null", "--clients", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("outside 1..4096"), "{}", text(&out));
+    let out = sb.run(&["run", "null", "--cpus", "4096"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("this machine has"), "{}", text(&out));
+}
+
+#[test]
+fn unwritable_target_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["run", "fileserver", "--dir", "/proc/racehorse-nope", "--runtime", "1s"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--dir"), "{}", text(&out));
+}
+
+#[test]
+fn failing_cells_leave_completed_ones_stored() {
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let out = sb.run(&[
+        "run",
+        "null",
+        "--opt",
+        "fail=false,true",
+        "--runtime",
+        "200ms",
+        "--warmup",
+        "0s",
+        "--no-drop-caches",
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let list = text(&sb.run(&["list"]));
+    assert!(list.contains("partial"), "{list}");
+    let v: serde_json::Value = serde_json::from_slice(&sb.run(&["export", "null"]).stdout).unwrap();
+    let statuses: Vec<&str> =
+        v["cells"].as_array().unwrap().iter().map(|c| c["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, vec!["ok", "failed"]);
+}
+
+#[test]
+fn ctrl_c_stops_within_a_second_and_keeps_finished_cells() {
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let mut child = sb
+        .cmd(&[
+            "run",
+            "null",
+            "--reps",
+            "3",
+            "--runtime",
+            "1s",
+            "--warmup",
+            "0s",
+            "--no-drop-caches",
+            "--quiet",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2600));
+    let sent = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(sent.elapsed() < Duration::from_secs(1), "took {:?} to stop", sent.elapsed());
+    assert_eq!(status.code(), Some(130));
+    let v: serde_json::Value = serde_json::from_slice(&sb.run(&["export", "null"]).stdout).unwrap();
+    assert_eq!(v["run"]["status"], "interrupted");
+    let cells = v["cells"].as_array().unwrap();
+    let ok = cells.iter().filter(|c| c["status"] == "ok").count();
+    assert!(ok >= 2, "the finished cells stay stored: {cells:?}");
+}
+
+#[test]
+fn full_disk_fails_the_cell_with_a_clear_error() {
+    let _m = machine_lock();
+    if !crate::common::is_root() {
+        eprintln!("skipped: mounting a tiny tmpfs needs root");
+        return;
+    }
+    let sb = Sandbox::new();
+    let mnt = sb.dir.path().join("tiny");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt.to_str().unwrap()])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "mount tmpfs failed");
+    let out = sb.run(&[
+        "run",
+        "fileserver",
+        "--dir",
+        mnt.to_str().unwrap(),
+        "--runtime",
+        "1s",
+        "--warmup",
+        "0s",
+        "--no-drop-caches",
+        "--quiet",
+    ]);
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.to_lowercase().contains("no space"), "{t}");
+    let list = text(&sb.run(&["list"]));
+    assert!(list.contains("partial"), "{list}");
+}
