@@ -238,11 +238,6 @@ impl Workload for DbenchCell {
         };
         let window_s = ctl.window().map(|w| w.as_secs_f64()).unwrap_or(0.0);
         let cpu = c1.since(c0);
-        rec.set_workload_cpu(WorkloadCpu {
-            user_s: cpu.user_s,
-            kernel_s: cpu.kernel_s,
-            method: CpuMethod::Children,
-        });
         let units = mb_s * 1e6 * window_s;
         let total_ops: u64 = report.ops.iter().map(|o| o.1).sum();
         let scale = window_s / runtime_s as f64;

@@ -136,7 +136,6 @@ impl Runner {
     /// Runs one cell; errors become a failed or interrupted result, never a panic.
     fn run_cell(
         &self,
-        plan: &Plan,
         cell: &PlannedCell,
         guard: &mut Guard,
         emit: &mut dyn FnMut(Event) -> Result<(), String>,
@@ -146,17 +145,15 @@ impl Runner {
             find(&cell.spec.workload).ok_or_else(|| format!("unknown workload {}", cell.spec.workload))?;
         let mut result = CellResult::empty(cell.spec.clone(), engine.unit());
         result.cpus_online = cell.cpus;
-        if let Err(e) = self.measure(plan, cell, engine, guard, emit, method, &mut result) {
+        if let Err(e) = self.measure(cell, engine, guard, emit, method, &mut result) {
             result.status = status_of(&e);
             result.error = Some(e.to_string());
         }
         Ok(result)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn measure(
         &self,
-        _plan: &Plan,
         cell: &PlannedCell,
         engine: &dyn Engine,
         guard: &mut Guard,
@@ -285,7 +282,7 @@ pub fn execute(
             current_variant = Some(cell.variant);
         }
         emit(Event::CellStarted { index: cell.index, cells: plan.cells.len(), spec: cell.spec.clone() })?;
-        let result = runner.run_cell(plan, cell, guard, &mut emit, &mut method)?;
+        let result = runner.run_cell(cell, guard, &mut emit, &mut method)?;
         match result.status {
             CellStatus::Ok => ok += 1,
             CellStatus::Failed => failed += 1,
@@ -305,4 +302,99 @@ pub fn execute(
     };
     emit(Event::RunFinished { run_id, status, ok, failed })?;
     Ok(RunOutcome { status, ok, failed, cpu_method: method })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sinks::Sink;
+    use crate::suite::Suite;
+    use racehorse_engines::FakeClock;
+    use std::path::Path;
+
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().flatten() {
+            let dest = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy_tree(&e.path(), &dest);
+            } else {
+                std::fs::copy(e.path(), dest).unwrap();
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct Collect(Vec<Event>);
+    impl Sink for Collect {
+        fn event(&mut self, e: &Event) -> Result<(), String> {
+            self.0.push(e.clone());
+            Ok(())
+        }
+    }
+
+    /// The whole pipeline on a fixture machine with a fake clock: exact, noise-free figures.
+    #[test]
+    fn fake_clock_pipeline_is_exact() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/fixtures/vm2");
+        copy_tree(&fixture, tmp.path());
+        let root = SysRoot::at(tmp.path());
+        let suite = Suite::parse(
+            "t.toml",
+            "runtime = \"10s\"\nwarmup = \"2s\"\nreps = 2\ncpus = [1, 2]\n[[workload]]\nengine = \"null\"\nrate = 100.0\nclients = [1, 3]\n",
+        )
+        .unwrap();
+        let plan = Plan::expand(&suite, 2, 2).unwrap();
+        let runner = Runner {
+            root: root.clone(),
+            clock: Arc::new(FakeClock::default()),
+            abort: Arc::new(AtomicBool::new(false)),
+            work_root: tmp.path().join("work"),
+            sample_interval: None,
+            drop_caches: true,
+        };
+        let mut guard = Guard::new(root, tmp.path().join("state.json")).unwrap();
+        let mut sink = Collect::default();
+        let mut sinks: Vec<&mut dyn Sink> = vec![&mut sink];
+        let out = execute(&runner, &plan, &mut guard, &mut sinks, 7, "t").unwrap();
+        guard.restore().unwrap();
+        assert_eq!((out.status, out.ok, out.failed), (RunStatus::Complete, 8, 0));
+        let results: Vec<&CellResult> = sink
+            .0
+            .iter()
+            .filter_map(
+                |e| if let Event::CellFinished { result, .. } = e { Some(result.as_ref()) } else { None },
+            )
+            .collect();
+        assert_eq!(results.len(), 8);
+        for r in results {
+            assert_eq!(r.window, racehorse_core::Nanos(10_000_000_000));
+            assert_eq!(r.units, 1000.0);
+            assert_eq!(r.throughput(), 100.0);
+            assert_eq!(r.cpu.total_s(), 0.0, "the fixture's /proc/stat does not move");
+        }
+        assert!(matches!(sink.0.last(), Some(Event::RunFinished { run_id: 7, .. })));
+    }
+
+    #[test]
+    fn abort_before_start_interrupts_the_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/fixtures/vm2");
+        copy_tree(&fixture, tmp.path());
+        let root = SysRoot::at(tmp.path());
+        let suite = Suite::parse("t.toml", "[[workload]]\nengine = \"null\"\n").unwrap();
+        let plan = Plan::expand(&suite, 2, 2).unwrap();
+        let runner = Runner {
+            root: root.clone(),
+            clock: Arc::new(FakeClock::default()),
+            abort: Arc::new(AtomicBool::new(true)),
+            work_root: tmp.path().join("work"),
+            sample_interval: None,
+            drop_caches: false,
+        };
+        let mut guard = Guard::new(root, tmp.path().join("state.json")).unwrap();
+        let out = execute(&runner, &plan, &mut guard, &mut [], 1, "t").unwrap();
+        assert_eq!((out.status, out.ok), (RunStatus::Interrupted, 0));
+    }
 }

@@ -373,6 +373,24 @@ sysctl = { "vm.swappiness" = 10 }
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+            if let Err(e) = Suite::parse("f.toml", &text) {
+                proptest::prop_assert!(e.to_string().starts_with("f.toml:"));
+            }
+        }
+
+        #[test]
+        fn suite_like_text_never_panics(
+            key in "(engine|clients|runtime|reps|cpus|rate|fail|warmup)",
+            val in "(\"[a-z0-9]{0,6}\"|-?[0-9]{1,4}|\\[[0-9, ]{0,8}\\]|true|1\\.5)",
+        ) {
+            let text = format!("[[workload]]\nengine = \"null\"\n{key} = {val}\n");
+            let _ = Suite::parse("f.toml", &text);
+        }
+    }
+
     #[test]
     fn line_col_counts_from_one() {
         assert_eq!(line_col("ab\ncd", 0), (1, 1));

@@ -1,0 +1,289 @@
+//! The `fileserver` engine: dbench 4.0's `fileio` load in Rust. N clients replay a
+//! client.txt-style loadfile (or our built-in one) at full speed, each in its own
+//! `clients/client<id>` tree; throughput is ReadX+WriteX payload bytes in the window.
+
+mod builtin;
+mod client;
+mod exec;
+mod loadfile;
+mod mq;
+
+use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
+use client::{mq_client, plain_client, ClientOutcome, Shared, StartGate};
+use exec::ExecConfig;
+use loadfile::Loadfile;
+use racehorse_core::WorkUnit;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct FileServer;
+
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "clients",
+        kind: OptKind::Int { min: 1, max: 4096 },
+        default: "1",
+        help: "number of clients replaying the loadfile at once (dbench's N)",
+    },
+    OptionSpec {
+        name: "loadfile",
+        kind: OptKind::Str,
+        default: "",
+        help: "dbench loadfile (client.txt format, e.g. /usr/share/dbench/client.txt); empty = built-in",
+    },
+    OptionSpec {
+        name: "ipc",
+        kind: OptKind::Choice(&["none", "mq"]),
+        default: "none",
+        help: "none: each client runs its ops; mq: reader + executor per client over POSIX message queues",
+    },
+    OptionSpec {
+        name: "sync_open",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "open files with O_SYNC (dbench -s)",
+    },
+    OptionSpec {
+        name: "fsync_dirs",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "fdatasync the parent directory after unlink, rmdir and rename (dbench -S)",
+    },
+    OptionSpec {
+        name: "fsync_writes",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "fsync after every write (dbench -F)",
+    },
+];
+
+impl Engine for FileServer {
+    fn name(&self) -> &'static str {
+        "fileserver"
+    }
+    fn about(&self) -> &'static str {
+        "dbench-like file-server load: clients replay a NetBench loadfile (MB/s of read+write payload)"
+    }
+    fn unit(&self) -> WorkUnit {
+        WorkUnit::Bytes
+    }
+    fn caps(&self) -> Caps {
+        Caps { needs_disk: true, ..Caps::default() }
+    }
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
+    }
+    fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
+        let clients = ctx.get_u64("clients")? as usize;
+        if !(1..=4096).contains(&clients) {
+            return Err(EngineError::Usage(format!("option 'clients': {clients} is outside 1..4096")));
+        }
+        let path = match ctx.spec.params.get("loadfile") {
+            None => String::new(),
+            Some(_) => ctx.get_str("loadfile")?.to_string(),
+        };
+        let mq = match ctx.get_str("ipc")? {
+            "none" => false,
+            "mq" => true,
+            other => {
+                return Err(EngineError::Usage(format!("option 'ipc': '{other}' is not one of none, mq")))
+            }
+        };
+        let cfg = ExecConfig {
+            sync_open: ctx.get_bool("sync_open")?,
+            fsync_dirs: ctx.get_bool("fsync_dirs")?,
+            fsync_writes: ctx.get_bool("fsync_writes")?,
+        };
+        let lf = load(&path)?;
+        probe_writable(&ctx.work_dir)?;
+        raise_fd_limit(clients * (lf.max_open + 8) + 64);
+        Ok(Box::new(FileServerCell { lf: Arc::new(lf), root: ctx.work_dir.clone(), clients, mq, cfg }))
+    }
+}
+
+/// Reads and parses the loadfile (`""` = the built-in one).
+fn load(path: &str) -> Result<Loadfile, EngineError> {
+    if path.is_empty() {
+        let text = builtin::generate(builtin::SEED, builtin::TARGET_OPS);
+        return loadfile::parse(&text).map_err(|e| EngineError::Usage(e.render("builtin loadfile")));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| EngineError::io("cannot read the loadfile (option 'loadfile')", path, e))?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Err(EngineError::Usage(format!(
+            "{path}: gzip-compressed loadfiles are not read; gunzip it first"
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    loadfile::parse(&text).map_err(|e| EngineError::Usage(e.render(path)))
+}
+
+/// Fails early, with advice, when the work directory cannot take files.
+fn probe_writable(dir: &Path) -> Result<(), EngineError> {
+    let probe = dir.join(".fileserver-probe");
+    let res = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"x"));
+    let _ = std::fs::remove_file(&probe);
+    res.map_err(|e| {
+        let what = if e.raw_os_error() == Some(libc::ENOSPC) {
+            "the work directory's filesystem is full: free space or choose another directory"
+        } else {
+            "cannot create files in the work directory: choose a writable directory on a filesystem with free space"
+        };
+        EngineError::io(what, dir, e)
+    })
+}
+
+/// Raises the soft RLIMIT_NOFILE towards `want` (never above the hard limit).
+fn raise_fd_limit(want: usize) {
+    // SAFETY: getrlimit/setrlimit on a struct we own.
+    unsafe {
+        let mut rl: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && (rl.rlim_cur as usize) < want {
+            rl.rlim_cur = (want as libc::rlim_t).min(rl.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
+        }
+    }
+}
+
+struct FileServerCell {
+    lf: Arc<Loadfile>,
+    root: PathBuf,
+    clients: usize,
+    mq: bool,
+    cfg: ExecConfig,
+}
+
+/// Sleep granularity while the window runs, so a failed client ends the cell promptly.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// Sleeps `d` in slices; stops early on Ctrl-C or when a client has failed.
+fn wait(ctl: &Control, d: Duration, failed: &AtomicBool) -> Result<(), EngineError> {
+    let mut left = d;
+    loop {
+        if failed.load(Ordering::Relaxed) {
+            return Err(EngineError::Failed("fileserver: a client failed".into()));
+        }
+        if left.is_zero() {
+            return Ok(());
+        }
+        let step = left.min(SLICE);
+        ctl.sleep_checked(step)?;
+        left -= step;
+    }
+}
+
+/// `Control::drive_window` (warmup, measured window, stop), ending early if a client fails.
+fn drive(ctl: &Control, failed: &AtomicBool) -> Result<(), EngineError> {
+    let res = wait(ctl, ctl.warmup, failed).and_then(|()| {
+        ctl.begin_measure();
+        wait(ctl, ctl.runtime, failed)
+    });
+    match res {
+        Ok(()) => {
+            ctl.end_measure();
+            Ok(())
+        }
+        Err(e) => {
+            ctl.stop();
+            Err(e)
+        }
+    }
+}
+
+impl FileServerCell {
+    fn spawn_all(&self, sh: &Shared, ctl: &Control) -> (Result<(), EngineError>, Vec<ClientOutcome>) {
+        let gate = StartGate::default();
+        std::thread::scope(|s| {
+            let mut handles = Vec::with_capacity(self.clients);
+            let mut spawn_err = None;
+            for id in 0..self.clients {
+                let (sh, gate) = (sh, &gate);
+                let body = move || {
+                    if self.mq {
+                        mq_client(id, sh, ctl, gate)
+                    } else {
+                        plain_client(id, sh, ctl, gate)
+                    }
+                };
+                match std::thread::Builder::new()
+                    .name(format!("fs-client{id}"))
+                    .stack_size(256 << 10)
+                    .spawn_scoped(s, body)
+                {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        spawn_err = Some(EngineError::io("cannot start a client thread", &self.root, e));
+                        break;
+                    }
+                }
+            }
+            gate.release(handles.len(), spawn_err.is_none());
+            let res = match spawn_err {
+                Some(e) => Err(e),
+                None => drive(ctl, &sh.failed),
+            };
+            if res.is_err() {
+                ctl.stop();
+            }
+            let outcomes = handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| ClientOutcome {
+                        meters: Vec::new(),
+                        errors: 0,
+                        fatal: Some(EngineError::Failed("fileserver: a client thread panicked".into())),
+                    })
+                })
+                .collect();
+            (res, outcomes)
+        })
+    }
+}
+
+impl Workload for FileServerCell {
+    fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
+        let sh = Shared {
+            lf: self.lf.clone(),
+            root: self.root.clone(),
+            cfg: self.cfg,
+            failed: AtomicBool::new(false),
+        };
+        let (res, outcomes) = self.spawn_all(&sh, ctl);
+        let mut errors = 0;
+        let mut fatal = None;
+        for o in outcomes {
+            errors += o.errors;
+            for m in o.meters {
+                m.finish(rec);
+            }
+            if fatal.is_none() {
+                fatal = o.fatal;
+            }
+        }
+        rec.set_extra("errors", errors as f64);
+        match (res, fatal) {
+            (Err(EngineError::Interrupted), _) => Err(EngineError::Interrupted),
+            (_, Some(f)) => Err(f),
+            (res, None) => res,
+        }
+    }
+
+    fn cleanup(self: Box<Self>) -> Result<(), EngineError> {
+        let dir = self.root.join("clients");
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(EngineError::io("cannot remove the clients' files", dir, e))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
