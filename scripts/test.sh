@@ -24,3 +24,6 @@ if [ -n "$(cat /sys/devices/system/cpu/offline 2>/dev/null)" ]; then
   echo "FAIL: CPUs left offline: $(cat /sys/devices/system/cpu/offline)" >&2
   exit 1
 fi
+# One plain closing line over every test binary.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed;?$/) p += $(i-1); if ($i ~ /^failed;?$/) f += $(i-1); if ($i ~ /^ignored;?$/) s += $(i-1) } }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' /tmp/racehorse-test.log

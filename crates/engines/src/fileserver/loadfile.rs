@@ -542,3 +542,23 @@ mod tests {
         assert_eq!(arity("ntcreatex").map(|a| a.0), Some("NTCreateX"));
     }
 }
+
+#[cfg(test)]
+mod never_panics {
+    use super::parse;
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_text(text in "\\PC{0,300}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn op_like_lines(
+            op in "(NTCreateX|ReadX|WriteX|Close|Rename|Unlink|Flush|LockX|LOOP|ENDLOOP|REPEAT|SLEEP|Deltree|FIND_FIRST)",
+            args in "[ 0-9a-fx\\\\\"a-z*+.-]{0,40}",
+        ) {
+            let _ = parse(&format!("{op} {args} NT_STATUS_OK\n"));
+        }
+    }
+}

@@ -5,7 +5,7 @@
 mod builtin;
 mod client;
 mod exec;
-mod loadfile;
+pub mod loadfile;
 mod mq;
 
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
