@@ -18,6 +18,8 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The integration tests drive the real binary: build it first (cargo test builds only test targets).
+cargo build --workspace --bins --quiet
 cargo test --workspace 2>&1 | tee /tmp/racehorse-test.log
 # Never leave a CPU offline, whatever the tests did.
 if [ -n "$(cat /sys/devices/system/cpu/offline 2>/dev/null)" ]; then

@@ -17,7 +17,11 @@ pub fn bin() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe.parent().and_then(Path::parent).expect("target profile dir");
     let p = dir.join("racehorse");
-    assert!(p.is_file(), "{} not built; run `cargo test --workspace`", p.display());
+    assert!(
+        p.is_file(),
+        "{} not built; run `cargo build --workspace --bins` first (scripts/test.sh does)",
+        p.display()
+    );
     p
 }
 
