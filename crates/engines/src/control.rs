@@ -166,27 +166,40 @@ impl Control {
 
     /// Sleeps `d` in slices, returning early with `Interrupted` if the run is aborted.
     pub fn sleep_checked(&self, d: Duration) -> Result<(), EngineError> {
+        self.sleep_until_failed(d, &AtomicBool::new(false))
+    }
+
+    /// Like [`Control::sleep_checked`], and also returns `Failed` as soon as `failed` is set
+    /// (a worker hit a fatal error, e.g. a full disk), so the cell ends promptly.
+    fn sleep_until_failed(&self, d: Duration, failed: &AtomicBool) -> Result<(), EngineError> {
         let mut left = d;
-        while !left.is_zero() {
+        loop {
             if self.aborted() {
                 return Err(EngineError::Interrupted);
+            }
+            if failed.load(Ordering::Relaxed) {
+                return Err(EngineError::Failed("a worker failed".into()));
+            }
+            if left.is_zero() {
+                return Ok(());
             }
             let step = left.min(SLICE);
             self.clock.sleep(step);
             left -= step;
         }
-        if self.aborted() {
-            return Err(EngineError::Interrupted);
-        }
-        Ok(())
     }
 
     /// The whole window for native engines: warmup, then the measured interval, then stop.
     /// Workers must already be running. On interrupt the phase is set to Stop.
     pub fn drive_window(&self) -> Result<(), EngineError> {
-        let res = self.sleep_checked(self.warmup).and_then(|()| {
+        self.drive_window_until_failed(&AtomicBool::new(false))
+    }
+
+    /// [`Control::drive_window`] that ends early (phase Stop, `Failed`) once `failed` is set.
+    pub fn drive_window_until_failed(&self, failed: &AtomicBool) -> Result<(), EngineError> {
+        let res = self.sleep_until_failed(self.warmup, failed).and_then(|()| {
             self.begin_measure();
-            self.sleep_checked(self.runtime)
+            self.sleep_until_failed(self.runtime, failed)
         });
         match res {
             Ok(()) => {

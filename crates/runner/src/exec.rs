@@ -333,28 +333,34 @@ mod tests {
         }
     }
 
+    /// A copy of the vm2 fixture machine and a fake-clock runner over it.
+    fn fixture_runner(tmp: &Path, abort: bool, drop_caches: bool) -> (Runner, Guard) {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/fixtures/vm2");
+        copy_tree(&fixture, tmp);
+        let root = SysRoot::at(tmp);
+        let runner = Runner {
+            root: root.clone(),
+            clock: Arc::new(FakeClock::default()),
+            abort: Arc::new(AtomicBool::new(abort)),
+            work_root: tmp.join("work"),
+            sample_interval: None,
+            drop_caches,
+        };
+        let guard = Guard::new(root, tmp.join("state.json")).unwrap();
+        (runner, guard)
+    }
+
     /// The whole pipeline on a fixture machine with a fake clock: exact, noise-free figures.
     #[test]
     fn fake_clock_pipeline_is_exact() {
         let tmp = tempfile::tempdir().unwrap();
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/fixtures/vm2");
-        copy_tree(&fixture, tmp.path());
-        let root = SysRoot::at(tmp.path());
+        let (runner, mut guard) = fixture_runner(tmp.path(), false, true);
         let suite = Suite::parse(
             "t.toml",
             "runtime = \"10s\"\nwarmup = \"2s\"\nreps = 2\ncpus = [1, 2]\n[[workload]]\nengine = \"null\"\nrate = 100.0\nclients = [1, 3]\n",
         )
         .unwrap();
         let plan = Plan::expand(&suite, 2, 2).unwrap();
-        let runner = Runner {
-            root: root.clone(),
-            clock: Arc::new(FakeClock::default()),
-            abort: Arc::new(AtomicBool::new(false)),
-            work_root: tmp.path().join("work"),
-            sample_interval: None,
-            drop_caches: true,
-        };
-        let mut guard = Guard::new(root, tmp.path().join("state.json")).unwrap();
         let mut sink = Collect::default();
         let mut sinks: Vec<&mut dyn Sink> = vec![&mut sink];
         let out = execute(&runner, &plan, &mut guard, &mut sinks, 7, "t").unwrap();
@@ -380,20 +386,9 @@ mod tests {
     #[test]
     fn abort_before_start_interrupts_the_run() {
         let tmp = tempfile::tempdir().unwrap();
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/fixtures/vm2");
-        copy_tree(&fixture, tmp.path());
-        let root = SysRoot::at(tmp.path());
+        let (runner, mut guard) = fixture_runner(tmp.path(), true, false);
         let suite = Suite::parse("t.toml", "[[workload]]\nengine = \"null\"\n").unwrap();
         let plan = Plan::expand(&suite, 2, 2).unwrap();
-        let runner = Runner {
-            root: root.clone(),
-            clock: Arc::new(FakeClock::default()),
-            abort: Arc::new(AtomicBool::new(true)),
-            work_root: tmp.path().join("work"),
-            sample_interval: None,
-            drop_caches: false,
-        };
-        let mut guard = Guard::new(root, tmp.path().join("state.json")).unwrap();
         let out = execute(&runner, &plan, &mut guard, &mut [], 1, "t").unwrap();
         assert_eq!((out.status, out.ok), (RunStatus::Interrupted, 0));
     }

@@ -14,9 +14,8 @@ use exec::ExecConfig;
 use loadfile::Loadfile;
 use racehorse_core::WorkUnit;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub struct FileServer;
 
@@ -159,43 +158,6 @@ struct FileServerCell {
     cfg: ExecConfig,
 }
 
-/// Sleep granularity while the window runs, so a failed client ends the cell promptly.
-const SLICE: Duration = Duration::from_millis(100);
-
-/// Sleeps `d` in slices; stops early on Ctrl-C or when a client has failed.
-fn wait(ctl: &Control, d: Duration, failed: &AtomicBool) -> Result<(), EngineError> {
-    let mut left = d;
-    loop {
-        if failed.load(Ordering::Relaxed) {
-            return Err(EngineError::Failed("fileserver: a client failed".into()));
-        }
-        if left.is_zero() {
-            return Ok(());
-        }
-        let step = left.min(SLICE);
-        ctl.sleep_checked(step)?;
-        left -= step;
-    }
-}
-
-/// `Control::drive_window` (warmup, measured window, stop), ending early if a client fails.
-fn drive(ctl: &Control, failed: &AtomicBool) -> Result<(), EngineError> {
-    let res = wait(ctl, ctl.warmup, failed).and_then(|()| {
-        ctl.begin_measure();
-        wait(ctl, ctl.runtime, failed)
-    });
-    match res {
-        Ok(()) => {
-            ctl.end_measure();
-            Ok(())
-        }
-        Err(e) => {
-            ctl.stop();
-            Err(e)
-        }
-    }
-}
-
 impl FileServerCell {
     fn spawn_all(&self, sh: &Shared, ctl: &Control) -> (Result<(), EngineError>, Vec<ClientOutcome>) {
         let gate = StartGate::default();
@@ -226,7 +188,7 @@ impl FileServerCell {
             gate.release(handles.len(), spawn_err.is_none());
             let res = match spawn_err {
                 Some(e) => Err(e),
-                None => drive(ctl, &sh.failed),
+                None => ctl.drive_window_until_failed(&sh.failed),
             };
             if res.is_err() {
                 ctl.stop();

@@ -3,6 +3,8 @@
 use super::*;
 use crate::{Control, RealClock};
 use racehorse_core::{CellSpec, Params, Value};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 const EXCERPT_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/fileserver/excerpt.txt");
 
