@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 need_pkgs=()
 command -v dbench >/dev/null 2>&1 || need_pkgs+=(dbench)
+# The HTML reports are checked in a real headless browser (tests/compare_cli.rs).
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -20,7 +22,8 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The integration tests drive the real binary: build it first (cargo test builds only test targets).
 cargo build --workspace --bins --quiet
-cargo test --workspace 2>&1 | tee /tmp/racehorse-test.log
+# Here the browser check must run, not skip.
+RACEHORSE_REQUIRE_BROWSER=1 cargo test --workspace 2>&1 | tee /tmp/racehorse-test.log
 # Never leave a CPU offline, whatever the tests did.
 if [ -n "$(cat /sys/devices/system/cpu/offline 2>/dev/null)" ]; then
   echo "FAIL: CPUs left offline: $(cat /sys/devices/system/cpu/offline)" >&2

@@ -1,6 +1,7 @@
 //! Integration tests of the racehorse binary and the libraries together (one test binary).
 
 mod common;
+mod compare_cli;
 mod run_cli;
 mod run_faults;
 mod run_machine;

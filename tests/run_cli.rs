@@ -37,7 +37,7 @@ fn null_run_is_stored_listed_shown_and_exported() {
 
     let show = sb.run(&["show", "base"]);
     let s = text(&show);
-    assert!(s.contains("clients=1") && s.contains("clients=2") && s.contains("tput /s"), "{s}");
+    assert!(s.contains("clients=1") && s.contains("clients=2") && s.contains("tput ops/s"), "{s}");
 
     let json = sb.run(&["export", "base", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("export is JSON");

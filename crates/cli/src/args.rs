@@ -34,8 +34,83 @@ pub enum Command {
     Env(EnvArgs),
     /// List workload engines, or show one engine's options
     Workloads(WorkloadsArgs),
+    /// Compare runs with a base run: tables scaled to base, significance, summary, env diff
+    Compare(CompareArgs),
+    /// Report one run: every workload with tables and charts, and the environment
+    Report(ReportArgs),
     /// Restore CPUs and sysctls left changed by a racehorse that was killed
     Restore,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned tables for the terminal
+    Text,
+    /// GitHub-flavoured markdown tables
+    Md,
+    /// One line per (point, metric), base units (docs/formats.md)
+    Csv,
+    /// Versioned JSON document (docs/formats.md)
+    Json,
+    /// One self-contained HTML page with SVG charts (works offline)
+    Html,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CiMethodArg {
+    /// Delta method on the log ratio with Welch–Satterthwaite degrees of freedom
+    Welch,
+    /// Percentile bootstrap of the ratio of means (2000 resamples, seeded)
+    Bootstrap,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  racehorse compare old new\n  racehorse compare 3 4 5 --absolute --ci\n  \
+                        racehorse compare 7@default 7@nosmt\n  racehorse compare old new --format html -o report.html"
+)]
+pub struct CompareArgs {
+    /// Base run (id or label), optionally narrowed to one variant: RUN@VARIANT
+    pub base: String,
+    /// One or more new runs (id or label, or RUN@VARIANT)
+    #[arg(required = true)]
+    pub new: Vec<String>,
+    /// Output format (default: html when -o ends in .html, else text)
+    #[arg(long, short = 'f', value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write to this file instead of stdout
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Also show base and new means in display units
+    #[arg(long)]
+    pub absolute: bool,
+    /// Also show each ratio's confidence interval
+    #[arg(long)]
+    pub ci: bool,
+    /// Confidence level of the intervals, e.g. 0.95
+    #[arg(long, default_value_t = 0.95)]
+    pub level: f64,
+    /// How intervals of the ratio are computed
+    #[arg(long, value_enum, default_value_t = CiMethodArg::Welch)]
+    pub ci_method: CiMethodArg,
+    /// Flag cells whose coefficient of variation exceeds this many percent as noisy (~)
+    #[arg(long, default_value_t = 5.0)]
+    pub noisy_cv_pct: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Run id or label, optionally RUN@VARIANT
+    pub run: String,
+    /// Output format (default: html when -o ends in .html, else text)
+    #[arg(long, short = 'f', value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write to this file instead of stdout
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Flag cells whose coefficient of variation exceeds this many percent as noisy
+    #[arg(long, default_value_t = 5.0)]
+    pub noisy_cv_pct: f64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

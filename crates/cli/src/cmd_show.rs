@@ -2,31 +2,16 @@
 
 use crate::args::{Cli, EnvArgs, ExportArgs, ExportFormat, ShowArgs, WorkloadsArgs, WorkloadsSub};
 use crate::cmd_run::open_store;
-use crate::table::{num, Table};
+use crate::table::Table;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_core::{CellResult, CellStatus, WorkUnit};
 use racehorse_engines::{find, registry};
 use racehorse_machine::{env, SysRoot};
+use racehorse_report::units::{date, num, unit_view};
 use racehorse_stats::Summary;
 use racehorse_store::{export_csv, export_json, Store};
 use std::collections::BTreeMap;
-
-fn date(unix_s: i64) -> String {
-    // Days since the epoch to a civil date (proleptic Gregorian), UTC.
-    let days = unix_s.div_euclid(86_400);
-    let secs = unix_s.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", secs / 3600, (secs % 3600) / 60)
-}
 
 pub fn list(cli: &Cli) -> CmdResult {
     let store = open_store(cli)?;
@@ -49,24 +34,6 @@ pub fn list(cli: &Cli) -> CmdResult {
     }
     print!("{}", t.render());
     Ok(0)
-}
-
-/// How a unit is shown: throughput scale and CPU-per-unit scale with their labels.
-struct UnitView {
-    tput_label: &'static str,
-    tput_scale: f64,
-    cpu_label: &'static str,
-    cpu_scale: f64,
-}
-
-fn unit_view(u: WorkUnit) -> UnitView {
-    match u {
-        // MB = 10^6 as dbench counts; CPU in milliseconds per MB.
-        WorkUnit::Bytes => {
-            UnitView { tput_label: "MB/s", tput_scale: 1e-6, cpu_label: "ms/MB", cpu_scale: 1e9 }
-        }
-        _ => UnitView { tput_label: "/s", tput_scale: 1.0, cpu_label: "µs/unit", cpu_scale: 1e6 },
-    }
 }
 
 fn params_text(c: &CellResult) -> String {
@@ -241,15 +208,4 @@ pub fn workloads(a: &WorkloadsArgs) -> CmdResult {
         }
     }
     Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_are_utc_civil() {
-        assert_eq!(date(0), "1970-01-01 00:00");
-        assert_eq!(date(1_795_350_000), "2026-11-22 12:20");
-    }
 }

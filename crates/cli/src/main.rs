@@ -3,6 +3,7 @@
 //! 2 usage error (bad flag, suite file, parameter, missing tool), 130 interrupted.
 
 mod args;
+mod cmd_compare;
 mod cmd_run;
 mod cmd_show;
 mod table;
@@ -41,6 +42,8 @@ fn main() -> ExitCode {
         Command::Export(a) => cmd_show::export(&cli, a),
         Command::Env(a) => cmd_show::env(&cli, a),
         Command::Workloads(a) => cmd_show::workloads(a),
+        Command::Compare(a) => cmd_compare::compare(&cli, a),
+        Command::Report(a) => cmd_compare::report(&cli, a),
         Command::Restore => cmd_run::restore(),
     };
     match result {

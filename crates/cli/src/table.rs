@@ -49,24 +49,6 @@ impl Table {
     }
 }
 
-/// Formats a number with about four significant digits.
-pub fn num(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 10.0 {
-        format!("{v:.2}")
-    } else if a >= 0.01 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.2e}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,13 +59,5 @@ mod tests {
         t.row(vec!["a".into(), "1".into()]);
         t.row(vec!["longer".into(), "123".into()]);
         assert_eq!(t.render(), "name    value\n------  -----\na           1\nlonger    123\n");
-    }
-
-    #[test]
-    fn numbers_are_compact() {
-        assert_eq!(num(1234.5), "1234");
-        assert_eq!(num(12.345), "12.35");
-        assert_eq!(num(0.5), "0.500");
-        assert_eq!(num(0.000123), "1.23e-4");
     }
 }

@@ -44,6 +44,9 @@ impl Engine for Dbench {
     fn about(&self) -> &'static str {
         "the real dbench 4.0 (Debian package), stored like fileserver: MB/s and CPU per MB"
     }
+    fn area(&self) -> &'static str {
+        "File server"
+    }
     fn unit(&self) -> WorkUnit {
         WorkUnit::Bytes
     }

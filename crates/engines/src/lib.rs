@@ -79,6 +79,11 @@ pub trait Engine: Send + Sync {
     fn about(&self) -> &'static str;
     /// The unit of the primary count (throughput = units/s, CPU per unit).
     fn unit(&self) -> WorkUnit;
+    /// The area of the seeds' summary table this workload belongs to ("File server",
+    /// "Kernel functions", "Disk I/O" …).
+    fn area(&self) -> &'static str {
+        "Other"
+    }
     fn caps(&self) -> Caps;
     /// The option table: names, kinds, defaults, help.
     fn options(&self) -> &'static [OptionSpec];

@@ -36,6 +36,9 @@ impl Engine for Null {
     fn about(&self) -> &'static str {
         "no work: counts `rate` units per second (pipeline tests)"
     }
+    fn area(&self) -> &'static str {
+        "Harness"
+    }
     fn unit(&self) -> WorkUnit {
         WorkUnit::Ops
     }

@@ -1,7 +1,22 @@
 //! racehorse-stats: pure statistics over repeated measurements (no I/O).
 //!
-//! The summaries the `show` table needs today (mean, median, standard deviation, coefficient
-//! of variation); confidence intervals and geometric means join for `compare`.
+//! The summaries the `show` table needs (mean, median, standard deviation, coefficient of
+//! variation), plus what `compare` needs: confidence intervals for the ratio of means new/base
+//! (Welch delta method or percentile bootstrap, see [`ratio_ci`]), Student's t distribution,
+//! geometric means, ranges and the noisy-metric flag.
+
+mod aggregate;
+mod ratio;
+mod rng;
+mod special;
+mod tdist;
+
+pub use aggregate::{geomean, noisy, range, DEFAULT_NOISY_CV};
+pub use ratio::{
+    ratio_ci, ratio_ci_bootstrap, ratio_ci_welch, CiMethod, RatioCi, DEFAULT_BOOTSTRAP_RESAMPLES,
+    MIN_REPS_FOR_CI,
+};
+pub use tdist::{student_t_cdf, student_t_quantile};
 
 /// Summary of one metric over repetitions.
 #[derive(Debug, Clone, Copy, PartialEq)]

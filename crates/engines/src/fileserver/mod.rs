@@ -65,6 +65,9 @@ impl Engine for FileServer {
     fn about(&self) -> &'static str {
         "dbench-like file-server load: clients replay a NetBench loadfile (MB/s of read+write payload)"
     }
+    fn area(&self) -> &'static str {
+        "File server"
+    }
     fn unit(&self) -> WorkUnit {
         WorkUnit::Bytes
     }

@@ -1,0 +1,318 @@
+//! Bar charts of relative change per case: signed bars around a zero line, coloured by verdict,
+//! with the value ("+12.5%") at the bar end and an optional confidence-interval whisker.
+
+use crate::axis::{clamp_value, format_percent, nice_ticks, Scale};
+use crate::frame::{
+    draw_legend, draw_title, draw_y_axis, layout_legend, no_data, plan_category_labels, y_axis_margin_px,
+    LegendItem, Plot, Swatch, AXIS_COLOR, PLOT_HEIGHT_PX, PLOT_TOP_PX, RIGHT_MARGIN_PX, WIDTH_PX,
+};
+use crate::svg::{Anchor, Svg, TextStyle};
+
+/// How a case compares with its baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Better,
+    Worse,
+    Same,
+}
+
+impl Verdict {
+    /// Fill colour: green for better, red (vermillion) for worse, grey for same.
+    pub fn color(self) -> &'static str {
+        match self {
+            Verdict::Better => "#009E73",
+            Verdict::Worse => "#D55E00",
+            Verdict::Same => "#9E9E9E",
+        }
+    }
+
+    /// Lower-case word for legends and tooltips.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Same => "same",
+        }
+    }
+}
+
+/// One case: its relative change in percent (new vs base).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    /// Case label, e.g. "clients=4 cpus=2".
+    pub label: String,
+    /// Deviation in percent, signed.
+    pub value: f64,
+    /// Optional confidence interval in percent, drawn as an error whisker.
+    pub ci: Option<(f64, f64)>,
+    pub verdict: Verdict,
+}
+
+/// Signed bars, one per case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarChart {
+    pub title: String,
+    pub y_label: String,
+    pub bars: Vec<Bar>,
+}
+
+/// Narrowest slot per bar; wider charts grow instead of squeezing bars.
+const MIN_SLOT_PX: f64 = 56.0;
+const MAX_BAR_WIDTH_PX: f64 = 64.0;
+/// Headroom above/below the longest bar for its value label, as a fraction of the data span.
+const HEADROOM: f64 = 0.12;
+const WHISKER_COLOR: &str = "#333333";
+const VALUE_FONT_PX: f64 = 10.0;
+
+/// Finite interval bounds in ascending order.
+fn finite_ci(bar: &Bar) -> Option<(f64, f64)> {
+    let (a, b) = bar.ci?;
+    (a.is_finite() && b.is_finite()).then(|| (clamp_value(a.min(b)), clamp_value(a.max(b))))
+}
+
+/// Value range to show: zero, all finite values and intervals, plus headroom for labels.
+fn value_range(bars: &[Bar]) -> (f64, f64) {
+    let (mut lo, mut hi) = (0.0_f64, 0.0_f64);
+    for bar in bars {
+        if bar.value.is_finite() {
+            let v = clamp_value(bar.value);
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if let Some((a, b)) = finite_ci(bar) {
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
+    }
+    let span = (hi - lo).min(f64::MAX);
+    if hi > 0.0 {
+        hi += span * HEADROOM;
+    }
+    if lo < 0.0 {
+        lo -= span * HEADROOM;
+    }
+    (lo, hi)
+}
+
+impl BarChart {
+    /// Renders the chart as a standalone `<svg>` element.
+    pub fn to_svg(&self) -> String {
+        if self.bars.is_empty() {
+            return no_data("bar", &self.title);
+        }
+        let (lo, hi) = value_range(&self.bars);
+        let ticks = nice_ticks(lo, hi, 6);
+        let left = y_axis_margin_px(&ticks.labels());
+        let min_width = WIDTH_PX - left - RIGHT_MARGIN_PX;
+        let slot = (min_width / self.bars.len() as f64).max(MIN_SLOT_PX);
+        let labels = plan_category_labels(self.bars.iter().map(|b| b.label.as_str()), slot);
+        // Make room for the first label when rotated labels reach further left than the margin.
+        let left = left.max(labels.left_reach_px - slot / 2.0 + 8.0);
+        let plot =
+            Plot { left, top: PLOT_TOP_PX, width: slot * self.bars.len() as f64, height: PLOT_HEIGHT_PX };
+        let width = plot.right() + RIGHT_MARGIN_PX;
+
+        let verdicts: Vec<Verdict> = [Verdict::Better, Verdict::Worse, Verdict::Same]
+            .into_iter()
+            .filter(|v| self.bars.iter().any(|b| b.verdict == *v))
+            .collect();
+        let items: Vec<LegendItem<'_>> = verdicts
+            .iter()
+            .map(|v| LegendItem { swatch: Swatch::Box { color: v.color() }, text: v.as_str() })
+            .collect();
+        let legend = layout_legend(&items, width - 2.0 * RIGHT_MARGIN_PX);
+        let legend_top = plot.bottom() + 4.0 + labels.height_px + 8.0;
+        let height = legend_top + legend.height_px + 8.0;
+
+        let mut svg = Svg::begin("bar", width, height, &self.title);
+        draw_title(&mut svg, &self.title, width - 24.0);
+        draw_y_axis(&mut svg, &plot, &ticks, &self.y_label);
+        let scale = plot.y_scale(ticks.domain());
+        let bar_width = (slot * 0.6).min(MAX_BAR_WIDTH_PX);
+        for (i, bar) in self.bars.iter().enumerate() {
+            let center = plot.left + slot * (i as f64 + 0.5);
+            svg.open_group(Some(&tooltip(bar)));
+            draw_bar(&mut svg, bar, &scale, center, bar_width);
+            labels.draw(&mut svg, center, plot.bottom() + 4.0, &bar.label);
+            svg.close_group();
+        }
+        let zero = scale.map(0.0);
+        svg.line((plot.left, zero), (plot.right(), zero), AXIS_COLOR, 1.5);
+        draw_legend(&mut svg, &items, &legend, (RIGHT_MARGIN_PX, legend_top));
+        svg.finish()
+    }
+}
+
+/// Full description of a bar, shown on hover.
+fn tooltip(bar: &Bar) -> String {
+    let mut text = format!("{}: {}", bar.label, format_percent(bar.value));
+    if let Some((a, b)) = finite_ci(bar) {
+        text.push_str(&format!(" (CI {} … {})", format_percent(a), format_percent(b)));
+    }
+    text.push_str(", ");
+    text.push_str(bar.verdict.as_str());
+    text
+}
+
+/// The bar from zero to its value, the whisker, and the value label beyond both.
+fn draw_bar(svg: &mut Svg, bar: &Bar, scale: &Scale, center: f64, bar_width: f64) {
+    let zero = scale.map(0.0);
+    let style = TextStyle::new(VALUE_FONT_PX, Anchor::Middle);
+    if !bar.value.is_finite() {
+        svg.text(center, zero - 4.0, "n/a", style);
+        return;
+    }
+    let value = clamp_value(bar.value);
+    let end = scale.map(value);
+    // Keep zero-height bars visible as a thin line.
+    let (top, height) = if (end - zero).abs() < 1.0 { (zero - 0.5, 1.0) } else { (end, zero - end) };
+    svg.rect(center - bar_width / 2.0, top, bar_width, height, bar.verdict.color());
+    let ci = finite_ci(bar);
+    if let Some((a, b)) = ci {
+        let (y_lo, y_hi) = (scale.map(a), scale.map(b));
+        let cap = bar_width / 4.0;
+        svg.line((center, y_lo), (center, y_hi), WHISKER_COLOR, 1.5);
+        svg.line((center - cap, y_lo), (center + cap, y_lo), WHISKER_COLOR, 1.5);
+        svg.line((center - cap, y_hi), (center + cap, y_hi), WHISKER_COLOR, 1.5);
+    }
+    let label = format_percent(value);
+    if value >= 0.0 {
+        let outer = ci.map_or(end, |(_, b)| end.min(scale.map(b)));
+        svg.text(center, outer - 4.0, &label, style);
+    } else {
+        let outer = ci.map_or(end, |(a, _)| end.max(scale.map(a)));
+        svg.text(center, outer + 4.0 + VALUE_FONT_PX, &label, style);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{assert_hostile_escaped, assert_well_formed, check_well_formed, HOSTILE};
+    use proptest::prelude::*;
+
+    fn bar(label: &str, value: f64, ci: Option<(f64, f64)>, verdict: Verdict) -> Bar {
+        Bar { label: label.to_string(), value, ci, verdict }
+    }
+
+    fn sample() -> BarChart {
+        BarChart {
+            title: "throughput change".into(),
+            y_label: "change (%)".into(),
+            bars: vec![
+                bar("clients=1 cpus=2", 12.5, Some((8.0, 17.0)), Verdict::Better),
+                bar("clients=4 cpus=2", -7.25, Some((-10.0, -4.0)), Verdict::Worse),
+                bar("clients=8 cpus=2", 0.4, None, Verdict::Same),
+            ],
+        }
+    }
+
+    #[test]
+    fn renders_bars_values_and_whiskers() {
+        let svg = sample().to_svg();
+        assert_well_formed(&svg);
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart chart-bar\""));
+        assert!(svg.contains(">+12.5%</text>"));
+        assert!(svg.contains(">-7.3%</text>") || svg.contains(">-7.2%</text>"));
+        assert!(svg.contains(">+0.4%</text>"));
+        assert!(svg.contains(">change (%)</text>"));
+        // Two whiskers of three lines each.
+        assert_eq!(svg.matches(&format!("stroke=\"{WHISKER_COLOR}\"")).count(), 6);
+    }
+
+    #[test]
+    fn bars_are_coloured_by_verdict() {
+        let svg = sample().to_svg();
+        for v in [Verdict::Better, Verdict::Worse, Verdict::Same] {
+            assert!(svg.contains(&format!("fill=\"{}\"", v.color())), "{v:?}");
+        }
+        assert_ne!(Verdict::Better.color(), Verdict::Worse.color());
+        assert_ne!(Verdict::Same.color(), Verdict::Worse.color());
+    }
+
+    #[test]
+    fn positive_bars_go_up_and_negative_down() {
+        let c = BarChart {
+            title: "t".into(),
+            y_label: "%".into(),
+            bars: vec![bar("up", 10.0, None, Verdict::Better), bar("down", -10.0, None, Verdict::Worse)],
+        };
+        let (lo, hi) = value_range(&c.bars);
+        let scale =
+            Plot { left: 0.0, top: 0.0, width: 1.0, height: 100.0 }.y_scale(nice_ticks(lo, hi, 6).domain());
+        assert!(scale.map(10.0) < scale.map(0.0) && scale.map(-10.0) > scale.map(0.0));
+        assert_well_formed(&c.to_svg());
+    }
+
+    #[test]
+    fn empty_says_no_data() {
+        let c = BarChart { title: "empty".into(), y_label: "%".into(), bars: vec![] };
+        let svg = c.to_svg();
+        assert_well_formed(&svg);
+        assert!(svg.contains(">no data</text>") && svg.contains("<title>empty</title>"));
+    }
+
+    #[test]
+    fn single_and_odd_bars() {
+        for b in [
+            bar("only", 3.0, None, Verdict::Same),
+            bar("zero", 0.0, Some((-1.0, 1.0)), Verdict::Same),
+            bar("nan", f64::NAN, Some((f64::NAN, 2.0)), Verdict::Worse),
+            bar("huge", 1e305, Some((2e305, -1e305)), Verdict::Better),
+        ] {
+            let c = BarChart { title: "t".into(), y_label: "%".into(), bars: vec![b] };
+            let svg = c.to_svg();
+            assert_well_formed(&svg);
+            assert!(!svg.contains("NaN") && !svg.contains("inf"));
+        }
+    }
+
+    #[test]
+    fn long_labels_are_truncated_with_full_text_in_title() {
+        let long = "clients=64 cpus=16 workload=random-read-write-mixed-with-fsync";
+        let c = BarChart {
+            title: "t".into(),
+            y_label: "%".into(),
+            bars: (0..30).map(|i| bar(long, i as f64 - 15.0, None, Verdict::Same)).collect(),
+        };
+        let svg = c.to_svg();
+        assert_well_formed(&svg);
+        assert!(svg.contains(&format!("<title>{long}: ")));
+        assert!(svg.contains("rotate(-35"));
+        assert!(svg.contains('…'));
+        assert!(svg.contains("width=\"") && !svg.contains("width=\"720\" height"), "chart should grow");
+    }
+
+    #[test]
+    fn caller_text_is_escaped() {
+        let c = BarChart {
+            title: HOSTILE.into(),
+            y_label: HOSTILE.into(),
+            bars: vec![bar(HOSTILE, 1.0, None, Verdict::Better)],
+        };
+        let svg = c.to_svg();
+        assert_well_formed(&svg);
+        assert_hostile_escaped(&svg);
+    }
+
+    #[test]
+    fn output_is_deterministic() {
+        assert_eq!(sample().to_svg(), sample().to_svg());
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bars_give_well_formed_svg(
+            values in prop::collection::vec((any::<f64>(), prop::option::of((-1e6f64..1e6, -1e6f64..1e6)), 0..3u8), 0..20),
+        ) {
+            let verdicts = [Verdict::Better, Verdict::Worse, Verdict::Same];
+            let bars = values
+                .into_iter()
+                .enumerate()
+                .map(|(i, (v, ci, k))| bar(&format!("case {i}"), v, ci, verdicts[k as usize]))
+                .collect();
+            let svg = BarChart { title: "t".into(), y_label: "%".into(), bars }.to_svg();
+            prop_assert!(check_well_formed(&svg).is_ok(), "{}", svg);
+        }
+    }
+}

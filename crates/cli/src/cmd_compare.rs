@@ -1,0 +1,130 @@
+//! `compare` and `report`: read runs from the store, build the comparison or the one-run
+//! report, and render it in the chosen format to stdout or a file.
+
+use crate::args::{CiMethodArg, Cli, CompareArgs, ReportArgs, ReportFormat};
+use crate::cmd_run::open_store;
+use crate::{CmdResult, Failure};
+use anyhow::Context;
+use racehorse_engines::find;
+use racehorse_report::{formats, CompareOptions, Side, View};
+use racehorse_stats::CiMethod;
+use racehorse_store::{Store, StoreError};
+use std::path::Path;
+
+/// Resolves `RUN` or `RUN@VARIANT` (a label containing `@` still resolves as a whole).
+fn load_side(store: &Store, key: &str) -> Result<Side, Failure> {
+    let (run, variant) = match store.resolve_run(key) {
+        Ok(run) => (run, None),
+        Err(first) => match key.rsplit_once('@') {
+            Some((run_key, variant)) if !variant.is_empty() => {
+                (store.resolve_run(run_key).map_err(Failure::usage)?, Some(variant.to_string()))
+            }
+            _ => return Err(usage_or_fail(first)),
+        },
+    };
+    let cells = store.run_cells(run.id).with_context(|| format!("reading the cells of run {}", run.id))?;
+    Ok(Side { run, variant, cells })
+}
+
+fn usage_or_fail(e: StoreError) -> Failure {
+    match e {
+        StoreError::UnknownRun { .. } => Failure::usage(e),
+        other => Failure::from(anyhow::Error::new(other)),
+    }
+}
+
+/// The summary table's area of a workload, from its engine.
+fn area_of(workload: &str) -> String {
+    find(workload).map_or_else(|| "Other".to_string(), |e| e.area().to_string())
+}
+
+fn chosen_format(format: Option<ReportFormat>, output: Option<&Path>) -> ReportFormat {
+    format.unwrap_or_else(|| match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
+        Some("html" | "htm") => ReportFormat::Html,
+        Some("md") => ReportFormat::Md,
+        Some("csv") => ReportFormat::Csv,
+        Some("json") => ReportFormat::Json,
+        _ => ReportFormat::Text,
+    })
+}
+
+fn emit(text: &str, output: Option<&Path>) -> Result<(), Failure> {
+    match output {
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+            eprintln!("wrote {} ({} KiB)", p.display(), text.len().div_ceil(1024));
+            Ok(())
+        }
+    }
+}
+
+fn check_percent_and_level(level: f64, noisy_cv_pct: f64) -> Result<(), Failure> {
+    if !(level > 0.0 && level < 1.0) {
+        return Err(Failure::usage(format!(
+            "--level must be between 0 and 1 (exclusive), e.g. 0.95; got {level}"
+        )));
+    }
+    if !(noisy_cv_pct.is_finite() && noisy_cv_pct >= 0.0) {
+        return Err(Failure::usage(format!(
+            "--noisy-cv-pct must be a non-negative number; got {noisy_cv_pct}"
+        )));
+    }
+    Ok(())
+}
+
+pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
+    check_percent_and_level(a.level, a.noisy_cv_pct)?;
+    let store = open_store(cli)?;
+    let base = load_side(&store, &a.base)?;
+    let news = a.new.iter().map(|k| load_side(&store, k)).collect::<Result<Vec<_>, _>>()?;
+    let opts = CompareOptions {
+        level: a.level,
+        ci_method: match a.ci_method {
+            CiMethodArg::Welch => CiMethod::Welch,
+            CiMethodArg::Bootstrap => CiMethod::Bootstrap,
+        },
+        noisy_cv: a.noisy_cv_pct / 100.0,
+        ..CompareOptions::default()
+    };
+    let c = racehorse_report::compare(&base, &news, &opts, &area_of).map_err(Failure::usage)?;
+    let view = View { absolute: a.absolute, ci: a.ci };
+    let text = match chosen_format(a.format, a.output.as_deref()) {
+        ReportFormat::Text => racehorse_report::compare_text(&c, view),
+        ReportFormat::Md => racehorse_report::compare_markdown(&c, view),
+        ReportFormat::Csv => formats::compare_csv(&c),
+        ReportFormat::Json => formats::compare_json(&c),
+        ReportFormat::Html => racehorse_report::compare_html(&c, view),
+    };
+    emit(&text, a.output.as_deref())?;
+    Ok(0)
+}
+
+pub fn report(cli: &Cli, a: &ReportArgs) -> CmdResult {
+    check_percent_and_level(0.5, a.noisy_cv_pct)?;
+    let store = open_store(cli)?;
+    let side = load_side(&store, &a.run)?;
+    if side.cells.is_empty() {
+        return Err(Failure::usage(format!("{} has no cells yet; nothing to report", side.name())));
+    }
+    let r = racehorse_report::run_report(&side, a.noisy_cv_pct / 100.0, &area_of);
+    if r.tables.is_empty() {
+        let v = side.variant.as_deref().unwrap_or("");
+        return Err(Failure::usage(format!("{} has no cells of variant '{v}'", side.name())));
+    }
+    let text = match chosen_format(a.format, a.output.as_deref()) {
+        ReportFormat::Text => racehorse_report::run_text(&r),
+        ReportFormat::Md => racehorse_report::run_markdown(&r),
+        ReportFormat::Html => racehorse_report::run_html(&r),
+        ReportFormat::Json | ReportFormat::Csv => {
+            return Err(Failure::usage(
+                "for one run's data use `racehorse export RUN --format json|csv`; report renders text, md or html",
+            ))
+        }
+    };
+    emit(&text, a.output.as_deref())?;
+    Ok(0)
+}

@@ -1,0 +1,98 @@
+//! Benchmark (not a test): compares two synthetic runs of 10,000 cells each and renders
+//! every format, timing each step over several repetitions; prints medians.
+//!
+//! `cargo run --release -p racehorse-report --example compare_bench [REPS]`
+
+use racehorse_report::synth::{synthetic_side, Shape};
+use racehorse_report::{compare, compare_html, compare_text, formats, CompareOptions, Side, View};
+use racehorse_store::{NewRun, Store};
+use std::time::Instant;
+
+fn median_ms(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Stores both runs in a temporary SQLite file, then times reading them back, and reading
+/// plus comparing plus rendering HTML (what `racehorse compare A B -o x.html` does).
+fn through_store(base: &Side, new: &Side, reps: usize) -> (f64, f64) {
+    let dir = std::env::temp_dir().join(format!("rh-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let store = Store::open(&dir.join("bench.db")).expect("store");
+    let ids: Vec<i64> = [base, new]
+        .iter()
+        .map(|s| {
+            let id =
+                store.create_run(&NewRun { label: s.run.label.clone(), ..NewRun::default() }).expect("run");
+            for (i, c) in s.cells.iter().enumerate() {
+                store.insert_cell(id, i, c).expect("cell");
+            }
+            id
+        })
+        .collect();
+    let area = |_: &str| "Synthetic".to_string();
+    let (mut load, mut end) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let t = Instant::now();
+        let sides: Vec<Side> = ids
+            .iter()
+            .map(|id| Side {
+                run: store.run(*id).expect("read").expect("run exists"),
+                variant: None,
+                cells: store.run_cells(*id).expect("cells"),
+            })
+            .collect();
+        load.push(t.elapsed().as_secs_f64() * 1e3);
+        let c = compare(&sides[0], &sides[1..], &CompareOptions::default(), &area).expect("compare");
+        std::hint::black_box(compare_html(&c, View::default()));
+        end.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    (median_ms(load), median_ms(end))
+}
+
+fn main() {
+    let reps: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(7);
+    // 10 workloads × 10 client counts × 20 CPU counts × 5 repetitions = 10,000 cells a side.
+    let shape = Shape {
+        workloads: 10,
+        clients: (1..=10).collect(),
+        cpus: (1..=20).collect(),
+        reps: 5,
+        noise: 0.02,
+        ..Shape::default()
+    };
+    let base = synthetic_side(1, "base", &shape);
+    let new = synthetic_side(2, "new", &Shape { speed: 1.1, cpu_cost: 0.9, seed: 3, ..shape });
+    println!("cells: base {}, new {}", base.cells.len(), new.cells.len());
+    let area = |_: &str| "Synthetic".to_string();
+    let opts = CompareOptions::default();
+    let mut t_cmp = Vec::new();
+    let mut t_html = Vec::new();
+    let mut t_text = Vec::new();
+    let mut t_json = Vec::new();
+    let mut html_len = 0;
+    for _ in 0..reps {
+        let t = Instant::now();
+        let c = compare(&base, std::slice::from_ref(&new), &opts, &area).expect("compare");
+        t_cmp.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let html = compare_html(&c, View::default());
+        t_html.push(t.elapsed().as_secs_f64() * 1e3);
+        html_len = html.len();
+        let t = Instant::now();
+        let text = compare_text(&c, View { absolute: true, ci: true });
+        t_text.push(t.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(text);
+        let t = Instant::now();
+        std::hint::black_box(formats::compare_json(&c));
+        t_json.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let (t_load, t_end) = through_store(&base, &new, reps);
+    println!("repetitions: {reps} (medians)");
+    println!("load both runs from SQLite: {t_load:.1} ms; load + compare + html: {t_end:.1} ms");
+    println!("compare (match, stats, summary): {:.1} ms", median_ms(t_cmp));
+    println!("render html ({} KiB): {:.1} ms", html_len / 1024, median_ms(t_html));
+    println!("render text (--absolute --ci): {:.1} ms", median_ms(t_text));
+    println!("render json: {:.1} ms", median_ms(t_json));
+}

@@ -1,0 +1,301 @@
+//! Matching cells of a base side with one or more new sides and comparing every metric:
+//! means, ratio new/base ("scaled to base"), gain in % (+ is better), CI and significance.
+
+use crate::envdiff::{env_diff, EnvDelta};
+use crate::model::{
+    group_cells, params_label, split_params, Group, GroupKey, Metric, Side, SideInfo, Verdict,
+};
+use crate::summary::{overall, summarise, Overall, SummaryRow};
+use racehorse_core::{Params, WorkUnit};
+use racehorse_stats::{noisy, ratio_ci, CiMethod, RatioCi, Summary};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Knobs of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompareOptions {
+    /// Confidence level of ratio intervals (0.95).
+    pub level: f64,
+    pub ci_method: CiMethod,
+    /// Coefficient of variation above which a side's cell is flagged noisy (0.05).
+    pub noisy_cv: f64,
+    /// Changes within ± this many percent are "same" (1.0).
+    pub same_within_pct: f64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions { level: 0.95, ci_method: CiMethod::Welch, noisy_cv: 0.05, same_within_pct: 1.0 }
+    }
+}
+
+/// One metric of one matched cell: base vs new.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricCompare {
+    pub metric: Metric,
+    pub base: Option<Summary>,
+    pub new: Option<Summary>,
+    /// new mean / base mean.
+    pub ratio: Option<f64>,
+    /// Signed change in %, + is better (throughput gain, CPU savings).
+    pub gain_pct: Option<f64>,
+    /// Interval of the ratio; None with fewer than 3 repetitions a side.
+    pub ci: Option<RatioCi>,
+    /// CI excludes 1; None when there is no CI ("n/a": never guessed).
+    pub significant: Option<bool>,
+    pub verdict: Option<Verdict>,
+    /// Either side's coefficient of variation is above the threshold.
+    pub noisy: bool,
+}
+
+/// A matched cell on one new side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideCell {
+    pub metrics: Vec<MetricCompare>,
+    /// Failed or interrupted repetitions of the new side.
+    pub not_ok: usize,
+}
+
+impl SideCell {
+    pub fn metric(&self, m: Metric) -> Option<&MetricCompare> {
+        self.metrics.iter().find(|c| c.metric == m)
+    }
+}
+
+/// One row of a workload table: a matrix point present in base and at least one new side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub params: Params,
+    /// The varying parameters as `k=v k=v`.
+    pub label: String,
+    pub base_not_ok: usize,
+    /// Per new side, in order; None when that side lacks the point.
+    pub sides: Vec<Option<SideCell>>,
+}
+
+impl Row {
+    /// Whether any repetition on either side failed or was interrupted.
+    pub fn partial(&self) -> bool {
+        self.base_not_ok > 0 || self.sides.iter().flatten().any(|s| s.not_ok > 0)
+    }
+}
+
+/// The rows of one workload (and variant, when runs are matched by variant).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadTable {
+    pub workload: String,
+    /// Variant name when matched by variant, "" otherwise.
+    pub variant: String,
+    pub area: String,
+    pub unit: WorkUnit,
+    /// Parameter names that vary between rows (the table's leading columns).
+    pub columns: Vec<String>,
+    /// Parameters equal in every row (shown once).
+    pub constant: Params,
+    pub rows: Vec<Row>,
+}
+
+impl WorkloadTable {
+    /// `fileserver` or `fileserver [nosmt]`.
+    pub fn title(&self) -> String {
+        if self.variant.is_empty() || self.variant == "default" {
+            self.workload.clone()
+        } else {
+            format!("{} [{}]", self.workload, self.variant)
+        }
+    }
+}
+
+/// Everything `racehorse compare` shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub base: SideInfo,
+    pub news: Vec<SideInfo>,
+    pub options: CompareOptions,
+    pub tables: Vec<WorkloadTable>,
+    /// Seed-000-style summary, per new side and workload.
+    pub summary: Vec<SummaryRow>,
+    /// Geometric means over all workloads, per new side.
+    pub overall: Vec<Overall>,
+    /// What differs in the environment, per new side.
+    pub env_diff: Vec<Vec<EnvDelta>>,
+    /// Matrix points only in base, and only in each new side (labels).
+    pub only_base: Vec<String>,
+    pub only_new: Vec<Vec<String>>,
+}
+
+/// Why two sides cannot be compared.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CompareError {
+    #[error("{name} has no cells{hint}")]
+    Empty { name: String, hint: String },
+    #[error(
+        "{base_name} and {new_name} have no cells in common (same workload and parameters).\n  \
+         {base_name}: {base}\n  {new_name}: {new}\n\
+         Compare runs of the same suite, or variants inside one run with RUN@VARIANT."
+    )]
+    NothingInCommon { base_name: String, new_name: String, base: String, new: String },
+}
+
+/// Compares `base` with each of `news`. `area_of` names a workload's area (seed 000's
+/// "File server", "Kernel functions" …).
+pub fn compare(
+    base: &Side,
+    news: &[Side],
+    opts: &CompareOptions,
+    area_of: &dyn Fn(&str) -> String,
+) -> Result<Comparison, CompareError> {
+    let by_variant = base.variant.is_none() && news.iter().all(|s| s.variant.is_none());
+    let narrow = |s: &Side| -> Vec<racehorse_core::CellResult> {
+        let want = s.variant.clone().or_else(|| (!by_variant).then(|| "default".to_string()));
+        s.cells.iter().filter(|c| want.iter().all(|v| &c.spec.variant == v)).cloned().collect()
+    };
+    let base_cells = narrow(base);
+    check_nonempty(base, &base_cells)?;
+    let new_cells: Vec<_> = news.iter().map(narrow).collect();
+    for (s, cells) in news.iter().zip(&new_cells) {
+        check_nonempty(s, cells)?;
+    }
+    let base_groups = group_cells(&base_cells, by_variant);
+    let new_groups: Vec<_> = new_cells.iter().map(|c| group_cells(c, by_variant)).collect();
+    for (s, g) in news.iter().zip(&new_groups) {
+        if !g.keys().any(|k| base_groups.contains_key(k)) {
+            return Err(CompareError::NothingInCommon {
+                base_name: base.name(),
+                new_name: s.name(),
+                base: describe(&base_groups),
+                new: describe(g),
+            });
+        }
+    }
+    let tables = build_tables(&base_groups, &new_groups, opts, area_of);
+    let summary = summarise(&tables, news.len());
+    let overall = overall(&tables, news.len());
+    let only_base = base_groups
+        .keys()
+        .filter(|k| !new_groups.iter().any(|g| g.contains_key(*k)))
+        .map(key_label)
+        .collect();
+    let only_new = new_groups
+        .iter()
+        .map(|g| g.keys().filter(|k| !base_groups.contains_key(*k)).map(key_label).collect())
+        .collect();
+    Ok(Comparison {
+        base: SideInfo::of(base),
+        news: news.iter().map(SideInfo::of).collect(),
+        options: *opts,
+        tables,
+        summary,
+        overall,
+        env_diff: news.iter().map(|n| env_diff(&base.run, &n.run)).collect(),
+        only_base,
+        only_new,
+    })
+}
+
+fn check_nonempty(side: &Side, cells: &[racehorse_core::CellResult]) -> Result<(), CompareError> {
+    if !cells.is_empty() {
+        return Ok(());
+    }
+    let variants: BTreeSet<&str> = side.cells.iter().map(|c| c.spec.variant.as_str()).collect();
+    let hint = if side.cells.is_empty() {
+        String::new()
+    } else {
+        format!(" of that variant; its variants are: {}", variants.into_iter().collect::<Vec<_>>().join(", "))
+    };
+    Err(CompareError::Empty { name: side.name(), hint })
+}
+
+fn key_label(k: &GroupKey) -> String {
+    let names: Vec<String> = k.params.keys().cloned().collect();
+    let mut s = format!("{} {}", k.workload, params_label(&k.params, &names));
+    if !k.variant.is_empty() {
+        s.push_str(&format!(" [{}]", k.variant));
+    }
+    s.trim_end().to_string()
+}
+
+/// `fileserver (clients=1,4; cpus=1,2), null (rate=…)`: what a side holds, for errors.
+pub fn describe(groups: &BTreeMap<GroupKey, Group<'_>>) -> String {
+    let mut per: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for k in groups.keys() {
+        let w = per.entry(k.workload.clone()).or_default();
+        for (n, v) in &k.params {
+            w.entry(n.clone()).or_default().insert(v.to_string());
+        }
+        if !k.variant.is_empty() {
+            w.entry("variant".into()).or_default().insert(k.variant.clone());
+        }
+    }
+    per.iter()
+        .map(|(w, axes)| {
+            let a: Vec<String> = axes
+                .iter()
+                .map(|(n, vals)| format!("{n}={}", vals.iter().cloned().collect::<Vec<_>>().join(",")))
+                .collect();
+            format!("{w} ({})", a.join("; "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn build_tables(
+    base: &BTreeMap<GroupKey, Group<'_>>,
+    news: &[BTreeMap<GroupKey, Group<'_>>],
+    opts: &CompareOptions,
+    area_of: &dyn Fn(&str) -> String,
+) -> Vec<WorkloadTable> {
+    // Rows per (workload, variant), in key order.
+    let mut by_table: BTreeMap<(String, String), Vec<(&GroupKey, &Group<'_>)>> = BTreeMap::new();
+    for (k, g) in base {
+        if news.iter().any(|n| n.contains_key(k)) {
+            by_table.entry((k.workload.clone(), k.variant.clone())).or_default().push((k, g));
+        }
+    }
+    by_table
+        .into_iter()
+        .map(|((workload, variant), groups)| {
+            let (columns, constant) = split_params(groups.iter().map(|(k, _)| &k.params));
+            let rows = groups
+                .iter()
+                .map(|(k, g)| Row {
+                    params: k.params.clone(),
+                    label: params_label(&k.params, &columns),
+                    base_not_ok: g.not_ok,
+                    sides: news.iter().map(|n| n.get(*k).map(|ng| side_cell(g, ng, opts))).collect(),
+                })
+                .collect();
+            let unit = groups.first().map(|(_, g)| g.unit).unwrap_or(WorkUnit::Ops);
+            WorkloadTable { area: area_of(&workload), workload, variant, unit, columns, constant, rows }
+        })
+        .collect()
+}
+
+fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions) -> SideCell {
+    let metrics =
+        Metric::ALL.iter().map(|m| metric_compare(*m, &base.values(*m), &new.values(*m), opts)).collect();
+    SideCell { metrics, not_ok: new.not_ok }
+}
+
+/// Compares one metric's repetitions.
+pub fn metric_compare(metric: Metric, base: &[f64], new: &[f64], opts: &CompareOptions) -> MetricCompare {
+    let b = Summary::of(base);
+    let n = Summary::of(new);
+    let ratio = match (b, n) {
+        (Some(b), Some(n)) if b.mean > 0.0 => Some(n.mean / b.mean),
+        _ => None,
+    };
+    let gain_pct = ratio.map(|r| metric.gain_pct(r));
+    let ci = ratio_ci(base, new, opts.level, opts.ci_method);
+    let noisy_either = [b, n].iter().flatten().any(|s| noisy(s, opts.noisy_cv));
+    MetricCompare {
+        metric,
+        base: b,
+        new: n,
+        ratio,
+        gain_pct,
+        significant: ci.map(|c| c.excludes_one()),
+        verdict: gain_pct.map(|g| Verdict::of_gain(g, opts.same_within_pct)),
+        ci,
+        noisy: noisy_either,
+    }
+}

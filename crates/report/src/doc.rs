@@ -1,0 +1,186 @@
+//! A small document model (headings, paragraphs, tables, charts) that every human renderer
+//! shares: the layout is built once, and text, markdown and HTML only differ in syntax.
+
+/// How a table cell should look where the renderer can show it (HTML colours).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Plain,
+    Better,
+    Worse,
+    Muted,
+}
+
+impl Tone {
+    pub fn class(self) -> &'static str {
+        match self {
+            Tone::Plain => "",
+            Tone::Better => "better",
+            Tone::Worse => "worse",
+            Tone::Muted => "muted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub text: String,
+    pub tone: Tone,
+}
+
+impl Cell {
+    pub fn plain(text: impl Into<String>) -> Cell {
+        Cell { text: text.into(), tone: Tone::Plain }
+    }
+    pub fn toned(text: impl Into<String>, tone: Tone) -> Cell {
+        Cell { text: text.into(), tone }
+    }
+}
+
+/// A table: `left` leading columns are labels (left-aligned), the rest numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    pub caption: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+    pub left: usize,
+    /// A css class naming the table's kind in HTML (`compare`, `summary`, `env`, `run`).
+    pub kind: &'static str,
+}
+
+impl Grid {
+    pub fn new(kind: &'static str, caption: impl Into<String>, header: Vec<String>, left: usize) -> Grid {
+        Grid { caption: caption.into(), header, rows: Vec::new(), left, kind }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// Level 1 is the document title.
+    Heading(u8, String),
+    Para(String),
+    Table(Grid),
+    /// An inline SVG chart (HTML only).
+    Chart(String),
+}
+
+/// Renders a document as aligned plain text for the terminal.
+pub fn to_text(doc: &[Block]) -> String {
+    let mut out = String::new();
+    for b in doc {
+        match b {
+            Block::Heading(1, t) => out.push_str(&format!("{t}\n{}\n", "=".repeat(t.chars().count()))),
+            Block::Heading(_, t) => out.push_str(&format!("\n{t}\n")),
+            Block::Para(t) => out.push_str(&format!("{t}\n")),
+            Block::Table(g) => {
+                if !g.caption.is_empty() {
+                    out.push_str(&format!("{}\n", g.caption));
+                }
+                out.push_str(&grid_text(g));
+            }
+            Block::Chart(_) => {}
+        }
+    }
+    out
+}
+
+fn grid_text(g: &Grid) -> String {
+    let n = g.header.len();
+    let mut width: Vec<usize> = g.header.iter().map(|h| h.chars().count()).collect();
+    for r in &g.rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            width[i] = width[i].max(c.text.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let parts: Vec<String> = (0..n)
+            .map(|i| {
+                let c = cells.get(i).copied().unwrap_or("");
+                if i < g.left {
+                    format!("{c:<w$}", w = width[i])
+                } else {
+                    format!("{c:>w$}", w = width[i])
+                }
+            })
+            .collect();
+        parts.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(g.header.iter().map(String::as_str).collect());
+    out.push_str(&(width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  ") + "\n"));
+    for r in &g.rows {
+        out.push_str(&line(r.iter().map(|c| c.text.as_str()).collect()));
+    }
+    out
+}
+
+/// Escapes text for a markdown table cell or paragraph.
+fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '\\' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' => out.push(' '),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Renders a document as GitHub-flavoured markdown.
+pub fn to_markdown(doc: &[Block]) -> String {
+    let mut out = String::new();
+    for b in doc {
+        match b {
+            Block::Heading(level, t) => {
+                out.push_str(&format!("{} {}\n\n", "#".repeat(usize::from(*level).clamp(1, 6)), md_escape(t)))
+            }
+            Block::Para(t) => out.push_str(&format!("{}\n\n", md_escape(t))),
+            Block::Table(g) => {
+                if !g.caption.is_empty() {
+                    out.push_str(&format!("{}\n\n", md_escape(&g.caption)));
+                }
+                let head: Vec<String> = g.header.iter().map(|h| md_escape(h)).collect();
+                out.push_str(&format!("| {} |\n", head.join(" | ")));
+                let align: Vec<&str> =
+                    (0..g.header.len()).map(|i| if i < g.left { ":--" } else { "--:" }).collect();
+                out.push_str(&format!("| {} |\n", align.join(" | ")));
+                for r in &g.rows {
+                    let cells: Vec<String> = r.iter().map(|c| md_escape(&c.text)).collect();
+                    out.push_str(&format!("| {} |\n", cells.join(" | ")));
+                }
+                out.push('\n');
+            }
+            Block::Chart(_) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Block> {
+        let mut g = Grid::new("compare", "cap", vec!["name".into(), "value".into()], 1);
+        g.rows.push(vec![Cell::plain("a"), Cell::plain("1")]);
+        g.rows.push(vec![Cell::plain("longer|x"), Cell::toned("123", Tone::Better)]);
+        vec![Block::Heading(1, "Title".into()), Block::Table(g), Block::Chart("<svg/>".into())]
+    }
+
+    #[test]
+    fn text_aligns_columns() {
+        let t = to_text(&sample());
+        assert!(t.starts_with("Title\n=====\ncap\n"), "{t}");
+        assert!(t.contains("name      value\n--------  -----\na             1\nlonger|x    123\n"), "{t}");
+        assert!(!t.contains("svg"));
+    }
+
+    #[test]
+    fn markdown_escapes_cells() {
+        let m = to_markdown(&sample());
+        assert!(m.contains("| name | value |\n| :-- | --: |\n"), "{m}");
+        assert!(m.contains("longer\\|x"), "{m}");
+    }
+}

@@ -1,0 +1,261 @@
+//! Lays out a comparison as a document: header, legend, the seed-000 summary, one table
+//! per workload (ratios scaled to base, gains with + = better, significance), unmatched
+//! points and the environment diff. Charts are added by the HTML renderer's caller.
+
+use crate::compare::{Comparison, MetricCompare, Row, WorkloadTable};
+use crate::doc::{Block, Cell, Grid, Tone};
+use crate::model::{Metric, SideInfo};
+use crate::summary::range_text;
+use crate::units::{date, num, pct, ratio, unit_view};
+
+/// What the tables show beyond ratios.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct View {
+    /// Base and new means in display units.
+    pub absolute: bool,
+    /// The confidence interval of each ratio.
+    pub ci: bool,
+}
+
+pub fn side_line(role: &str, s: &SideInfo) -> String {
+    format!(
+        "{role}: {} — {} — {} on {} (racehorse {}, CPUs by {})",
+        s.name,
+        s.status,
+        date(s.started_at_unix_s),
+        s.host,
+        s.racehorse_version,
+        s.cpu_method
+    )
+}
+
+fn legend(c: &Comparison) -> String {
+    format!(
+        "Ratios are new/base (\"scaled to base\"); gains in %, + is better (more throughput, less CPU \
+         per unit of work). * = significant: the {:.0}% {} confidence interval of the ratio excludes 1 \
+         (needs ≥ 3 repetitions a side; n/a with fewer). ~ = noisy: coefficient of variation above {:.0}%.",
+        c.options.level * 100.0,
+        c.options.ci_method.as_str(),
+        c.options.noisy_cv * 100.0
+    )
+}
+
+/// The text of one metric cell: `1.12 +12.0%*~`, and its tone.
+pub fn metric_cell(m: &MetricCompare) -> Cell {
+    let Some(r) = m.ratio else { return Cell::toned("n/a", Tone::Muted) };
+    let mut s = format!("{} {}", ratio(r), pct(m.gain_pct.unwrap_or(f64::NAN)));
+    if m.significant == Some(true) {
+        s.push('*');
+    }
+    if m.noisy {
+        s.push('~');
+    }
+    let tone = match (m.significant, m.verdict) {
+        (Some(true), Some(crate::model::Verdict::Better)) => Tone::Better,
+        (Some(true), Some(crate::model::Verdict::Worse)) => Tone::Worse,
+        (Some(_), _) => Tone::Muted,
+        _ => Tone::Plain,
+    };
+    Cell::toned(s, tone)
+}
+
+fn ci_cell(m: &MetricCompare) -> Cell {
+    match m.ci {
+        Some(ci) => Cell::plain(format!("[{}, {}]", ratio(ci.lo), ratio(ci.hi))),
+        None => Cell::toned("n/a", Tone::Muted),
+    }
+}
+
+/// Display value of a metric mean: throughput or CPU per unit in the table's units.
+fn shown(t: &WorkloadTable, m: Metric, v: Option<f64>) -> String {
+    let u = unit_view(t.unit);
+    let scale = if m == Metric::Throughput { u.tput_scale } else { u.cpu_scale };
+    v.map_or_else(|| "n/a".into(), |x| num(x * scale))
+}
+
+fn header(t: &WorkloadTable, view: View) -> Vec<String> {
+    let u = unit_view(t.unit);
+    let mut h: Vec<String> = if t.columns.is_empty() { vec!["point".into()] } else { t.columns.clone() };
+    for m in Metric::ALL {
+        if view.absolute {
+            let unit = if m == Metric::Throughput { u.tput_label } else { u.cpu_label };
+            h.push(format!("base {unit}"));
+            h.push(format!("new {unit}"));
+        }
+        h.push(m.header().to_string());
+        if view.ci {
+            h.push("CI".into());
+        }
+    }
+    h.push("note".into());
+    h
+}
+
+fn row_cells(t: &WorkloadTable, row: &Row, side: usize, view: View) -> Option<Vec<Cell>> {
+    let cell = row.sides.get(side)?.as_ref()?;
+    let mut out: Vec<Cell> = if t.columns.is_empty() {
+        vec![Cell::plain("all")]
+    } else {
+        t.columns
+            .iter()
+            .map(|c| Cell::plain(row.params.get(c).map_or("-".into(), |v| v.to_string())))
+            .collect()
+    };
+    for m in Metric::ALL {
+        let Some(mc) = cell.metric(m) else { continue };
+        if view.absolute {
+            out.push(Cell::plain(shown(t, m, mc.base.map(|s| s.mean))));
+            out.push(Cell::plain(shown(t, m, mc.new.map(|s| s.mean))));
+        }
+        out.push(metric_cell(mc));
+        if view.ci {
+            out.push(ci_cell(mc));
+        }
+    }
+    let note = if row.base_not_ok > 0 || cell.not_ok > 0 {
+        format!("partial: {} base, {} new reps failed", row.base_not_ok, cell.not_ok)
+    } else {
+        String::new()
+    };
+    let tone = if note.is_empty() { Tone::Plain } else { Tone::Worse };
+    out.push(Cell::toned(note, tone));
+    Some(out)
+}
+
+/// The table of one workload for one new side.
+pub fn workload_grid(c: &Comparison, t: &WorkloadTable, side: usize, view: View) -> Grid {
+    let u = unit_view(t.unit);
+    let mut caption = format!(
+        "{} results (scaled to {}){}; throughput in {}, CPU per unit in {}",
+        t.title(),
+        c.base.name,
+        if c.news.len() > 1 { format!(", {}", c.news[side].name) } else { String::new() },
+        u.tput_label,
+        u.cpu_label
+    );
+    if !t.constant.is_empty() {
+        let fixed: Vec<String> = t.constant.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        caption.push_str(&format!("; fixed: {}", fixed.join(" ")));
+    }
+    let left = t.columns.len().max(1);
+    let mut g = Grid::new("compare", caption, header(t, view), left);
+    g.rows = t.rows.iter().filter_map(|r| row_cells(t, r, side, view)).collect();
+    g
+}
+
+fn summary_grid(c: &Comparison) -> Grid {
+    let multi = c.news.len() > 1;
+    let mut h: Vec<String> = Vec::new();
+    if multi {
+        h.push("new".into());
+    }
+    h.extend(
+        ["Area", "Workload", "Throughput", "geomean", "CPU consumption savings", "geomean", "points"]
+            .map(String::from),
+    );
+    let left = if multi { 3 } else { 2 };
+    let mut g = Grid::new(
+        "summary",
+        "Ranges over the points after ramp-up, and geometric means; + is better",
+        h,
+        left,
+    );
+    for s in &c.summary {
+        let mut row = Vec::new();
+        if multi {
+            row.push(Cell::plain(c.news.get(s.side).map_or(String::new(), |n| n.name.clone())));
+        }
+        let tone = |v: Option<f64>| match v {
+            Some(x) if x > c.options.same_within_pct => Tone::Better,
+            Some(x) if x < -c.options.same_within_pct => Tone::Worse,
+            _ => Tone::Plain,
+        };
+        row.push(Cell::plain(&s.area));
+        row.push(Cell::plain(&s.workload));
+        row.push(Cell::toned(range_text(s.throughput_range_pct), tone(s.throughput_geomean_pct)));
+        row.push(Cell::plain(s.throughput_geomean_pct.map_or("n/a".into(), pct)));
+        row.push(Cell::toned(range_text(s.cpu_savings_range_pct), tone(s.cpu_savings_geomean_pct)));
+        row.push(Cell::plain(s.cpu_savings_geomean_pct.map_or("n/a".into(), pct)));
+        let pts = match &s.ramp_up_excluded {
+            Some(x) => format!("{} (without {x})", s.points),
+            None => s.points.to_string(),
+        };
+        row.push(Cell::plain(pts));
+        g.rows.push(row);
+    }
+    g
+}
+
+/// The document of a comparison; `chart` adds charts after each workload's tables (HTML).
+pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) -> Vec<String>) -> Vec<Block> {
+    let names: Vec<&str> = c.news.iter().map(|n| n.name.as_str()).collect();
+    let mut doc = vec![
+        Block::Heading(1, format!("racehorse compare: {} vs {}", names.join(", "), c.base.name)),
+        Block::Para(side_line("base", &c.base)),
+    ];
+    doc.extend(c.news.iter().map(|n| Block::Para(side_line("new", n))));
+    for s in std::iter::once(&c.base).chain(&c.news).filter(|s| s.status != "complete") {
+        doc.push(Block::Para(format!(
+            "Note: {} is {}; its missing cells are not compared.",
+            s.name, s.status
+        )));
+    }
+    doc.push(Block::Para(legend(c)));
+    doc.push(Block::Heading(2, "Summary".into()));
+    doc.push(Block::Table(summary_grid(c)));
+    for o in &c.overall {
+        let name = c.news.get(o.side).map_or("", |n| n.name.as_str());
+        doc.push(Block::Para(format!(
+            "Overall ({name}, geometric mean over {} points): throughput {}, CPU per unit of work {}.",
+            o.points,
+            o.throughput_geomean_pct.map_or("n/a".into(), pct),
+            o.cpu_savings_geomean_pct.map_or("n/a".into(), |v| format!("{} savings", pct(v)))
+        )));
+    }
+    for t in &c.tables {
+        doc.push(Block::Heading(2, format!("{} — {}", t.title(), t.area)));
+        for side in 0..c.news.len() {
+            doc.push(Block::Table(workload_grid(c, t, side, view)));
+        }
+        doc.extend(chart(t).into_iter().map(Block::Chart));
+    }
+    unmatched(c, &mut doc);
+    env_section(c, &mut doc);
+    doc
+}
+
+fn unmatched(c: &Comparison, doc: &mut Vec<Block>) {
+    let any_new = c.only_new.iter().any(|v| !v.is_empty());
+    if c.only_base.is_empty() && !any_new {
+        return;
+    }
+    doc.push(Block::Heading(2, "Not compared".into()));
+    if !c.only_base.is_empty() {
+        doc.push(Block::Para(format!("Only in {}: {}", c.base.name, c.only_base.join("; "))));
+    }
+    for (i, v) in c.only_new.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
+        doc.push(Block::Para(format!("Only in {}: {}", c.news[i].name, v.join("; "))));
+    }
+}
+
+fn env_section(c: &Comparison, doc: &mut Vec<Block>) {
+    doc.push(Block::Heading(2, "Environment differences".into()));
+    for (i, d) in c.env_diff.iter().enumerate() {
+        if d.is_empty() {
+            doc.push(Block::Para(format!(
+                "{} and {}: no differences in the captured environment.",
+                c.base.name, c.news[i].name
+            )));
+            continue;
+        }
+        let mut g = Grid::new(
+            "env",
+            format!("{} vs {}", c.news[i].name, c.base.name),
+            vec!["key".into(), "base".into(), "new".into()],
+            3,
+        );
+        g.rows =
+            d.iter().map(|e| vec![Cell::plain(&e.key), Cell::plain(&e.base), Cell::plain(&e.new)]).collect();
+        doc.push(Block::Table(g));
+    }
+}

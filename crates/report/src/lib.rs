@@ -1,0 +1,66 @@
+//! racehorse-report: compares runs ("scaled to base", with significance and summaries),
+//! describes one run, and renders either as terminal text, markdown, csv, json or one
+//! self-contained HTML page with SVG charts.
+
+pub mod charts;
+pub mod compare;
+pub mod doc;
+pub mod envdiff;
+pub mod flat;
+pub mod formats;
+pub mod html;
+pub mod layout;
+pub mod model;
+pub mod runlayout;
+pub mod runreport;
+pub mod summary;
+pub mod units;
+
+pub use compare::{compare, CompareError, CompareOptions, Comparison};
+pub use layout::View;
+pub use model::{Metric, Side, Verdict};
+pub use runreport::{run_report, RunReport};
+
+/// Terminal text of a comparison.
+pub fn compare_text(c: &Comparison, view: View) -> String {
+    doc::to_text(&layout::compare_doc(c, view, &|_| Vec::new()))
+}
+
+/// Markdown of a comparison.
+pub fn compare_markdown(c: &Comparison, view: View) -> String {
+    doc::to_markdown(&layout::compare_doc(c, view, &|_| Vec::new()))
+}
+
+/// Self-contained HTML of a comparison, with charts.
+pub fn compare_html(c: &Comparison, view: View) -> String {
+    let blocks = layout::compare_doc(c, view, &|t| charts::compare_charts(c, t));
+    html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
+}
+
+/// Terminal text of a one-run report.
+pub fn run_text(r: &RunReport) -> String {
+    doc::to_text(&runlayout::run_doc(r, &|_| Vec::new()))
+}
+
+/// Markdown of a one-run report.
+pub fn run_markdown(r: &RunReport) -> String {
+    doc::to_markdown(&runlayout::run_doc(r, &|_| Vec::new()))
+}
+
+/// Self-contained HTML of a one-run report, with charts.
+pub fn run_html(r: &RunReport) -> String {
+    let blocks = runlayout::run_doc(r, &charts::run_charts);
+    html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
+}
+
+fn title_of(b: &doc::Block) -> String {
+    match b {
+        doc::Block::Heading(_, t) => t.clone(),
+        _ => String::new(),
+    }
+}
+
+pub mod synth;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,361 @@
+//! The comparison's vocabulary: metrics with their direction, verdicts, one side of a
+//! comparison (a run, or one variant inside a run), and cells grouped over repetitions.
+
+use racehorse_core::{CellResult, CellStatus, Direction, Params, RunStatus, Value, WorkUnit};
+use racehorse_store::RunInfo;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// The metrics every comparison table carries, in column order (seed 001's columns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Units of work per second.
+    Throughput,
+    /// (user + kernel) CPU seconds per unit of work.
+    CpuTotalPerUnit,
+    /// Kernel CPU seconds per unit of work.
+    CpuKernelPerUnit,
+    /// User CPU seconds per unit of work.
+    CpuUserPerUnit,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] =
+        [Metric::Throughput, Metric::CpuTotalPerUnit, Metric::CpuKernelPerUnit, Metric::CpuUserPerUnit];
+
+    /// Name in machine formats.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Throughput => "throughput",
+            Metric::CpuTotalPerUnit => "cpu_total_per_unit",
+            Metric::CpuKernelPerUnit => "cpu_kernel_per_unit",
+            Metric::CpuUserPerUnit => "cpu_user_per_unit",
+        }
+    }
+
+    /// Column header in tables, as the seeds write it.
+    pub fn header(self) -> &'static str {
+        match self {
+            Metric::Throughput => "Throughput",
+            Metric::CpuTotalPerUnit => "Total CPU/unit",
+            Metric::CpuKernelPerUnit => "Kernel CPU/unit",
+            Metric::CpuUserPerUnit => "User CPU/unit",
+        }
+    }
+
+    pub fn direction(self) -> Direction {
+        match self {
+            Metric::Throughput => Direction::HigherIsBetter,
+            _ => Direction::LowerIsBetter,
+        }
+    }
+
+    /// The metric of one cell in base units (units/s, CPU s/unit); None when not measured.
+    pub fn value(self, c: &CellResult) -> Option<f64> {
+        let v = match self {
+            Metric::Throughput => Some(c.throughput()),
+            Metric::CpuTotalPerUnit => c.cpu_total_per_unit(),
+            Metric::CpuKernelPerUnit => c.cpu_kernel_per_unit(),
+            Metric::CpuUserPerUnit => c.cpu_user_per_unit(),
+        };
+        v.filter(|x| x.is_finite())
+    }
+
+    /// Base unit of the metric in machine formats, e.g. `bytes/s`, `cpu_s/byte`.
+    pub fn base_unit(self, unit: WorkUnit) -> String {
+        let singular = match unit {
+            WorkUnit::Bytes => "byte",
+            WorkUnit::Ops => "op",
+            WorkUnit::Transactions => "transaction",
+            WorkUnit::Jobs => "job",
+            WorkUnit::Iterations => "iteration",
+        };
+        match self {
+            Metric::Throughput => format!("{}/s", unit.as_str()),
+            _ => format!("cpu_s/{singular}"),
+        }
+    }
+
+    /// Signed change in percent such that `+` always reads as better: throughput gain, or
+    /// CPU-per-unit savings.
+    pub fn gain_pct(self, ratio: f64) -> f64 {
+        match self.direction() {
+            Direction::HigherIsBetter => (ratio - 1.0) * 100.0,
+            Direction::LowerIsBetter => (1.0 - ratio) * 100.0,
+        }
+    }
+}
+
+/// Better or worse than base, in the metric's own direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Better,
+    Worse,
+    /// Within the dead band around no change.
+    Same,
+}
+
+impl Verdict {
+    /// From a gain in percent (+ is better) and the dead band in percent.
+    pub fn of_gain(gain_pct: f64, same_within_pct: f64) -> Verdict {
+        if gain_pct > same_within_pct {
+            Verdict::Better
+        } else if gain_pct < -same_within_pct {
+            Verdict::Worse
+        } else {
+            Verdict::Same
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Same => "same",
+        }
+    }
+}
+
+/// One side of a comparison: a stored run, optionally narrowed to one variant.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub run: RunInfo,
+    pub variant: Option<String>,
+    pub cells: Vec<CellResult>,
+}
+
+impl Side {
+    /// How the side is named in headers: `run 3 'label'` or `run 3 'label' @variant`.
+    pub fn name(&self) -> String {
+        let mut s = format!("run {}", self.run.id);
+        if !self.run.label.is_empty() {
+            s.push_str(&format!(" '{}'", self.run.label));
+        }
+        if let Some(v) = &self.variant {
+            s.push_str(&format!(" @{v}"));
+        }
+        s
+    }
+
+    /// Whether the run did not finish every cell (partial, interrupted or still running).
+    pub fn incomplete(&self) -> bool {
+        self.run.status != RunStatus::Complete
+    }
+}
+
+/// A summary of the side for headers and machine formats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SideInfo {
+    pub name: String,
+    pub run_id: i64,
+    pub label: String,
+    pub variant: Option<String>,
+    pub status: String,
+    pub host: String,
+    pub started_at_unix_s: i64,
+    pub racehorse_version: String,
+    pub cpu_method: String,
+}
+
+impl SideInfo {
+    pub fn of(side: &Side) -> SideInfo {
+        SideInfo {
+            name: side.name(),
+            run_id: side.run.id,
+            label: side.run.label.clone(),
+            variant: side.variant.clone(),
+            status: side.run.status.as_str().to_string(),
+            host: side.run.host.clone(),
+            started_at_unix_s: side.run.started_at_unix_s,
+            racehorse_version: side.run.racehorse_version.clone(),
+            cpu_method: side.run.cpu_method.clone(),
+        }
+    }
+}
+
+/// The cells of one matrix point (workload + parameters [+ variant]) over repetitions.
+#[derive(Debug, Clone)]
+pub struct Group<'a> {
+    pub workload: String,
+    pub variant: String,
+    pub params: Params,
+    pub unit: WorkUnit,
+    pub ok: Vec<&'a CellResult>,
+    /// Cells that failed or were interrupted.
+    pub not_ok: usize,
+}
+
+impl Group<'_> {
+    /// Finite values of a metric over the ok repetitions.
+    pub fn values(&self, m: Metric) -> Vec<f64> {
+        self.ok.iter().filter_map(|c| m.value(c)).collect()
+    }
+}
+
+/// Groups cells by workload + parameters, and by variant when `by_variant`; keys sort by
+/// workload, then parameters in natural order.
+pub fn group_cells(cells: &[CellResult], by_variant: bool) -> BTreeMap<GroupKey, Group<'_>> {
+    let mut out: BTreeMap<GroupKey, Group<'_>> = BTreeMap::new();
+    for c in cells {
+        let variant = if by_variant { c.spec.variant.clone() } else { String::new() };
+        let key = GroupKey {
+            workload: c.spec.workload.clone(),
+            variant: variant.clone(),
+            params: c.spec.params.clone(),
+        };
+        let g = out.entry(key).or_insert_with(|| Group {
+            workload: c.spec.workload.clone(),
+            variant,
+            params: c.spec.params.clone(),
+            unit: c.unit,
+            ok: Vec::new(),
+            not_ok: 0,
+        });
+        if c.status == CellStatus::Ok {
+            g.ok.push(c);
+        } else {
+            g.not_ok += 1;
+        }
+    }
+    out
+}
+
+/// Identity of a group: workload, variant ("" when not matched by variant) and parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupKey {
+    pub workload: String,
+    pub variant: String,
+    pub params: Params,
+}
+
+impl Eq for GroupKey {}
+
+impl PartialOrd for GroupKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for GroupKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.workload
+            .cmp(&other.workload)
+            .then_with(|| self.variant.cmp(&other.variant))
+            .then_with(|| params_cmp(&self.params, &other.params))
+    }
+}
+
+/// Natural order of parameter sets: name by name, numbers numerically.
+pub fn params_cmp(a: &Params, b: &Params) -> Ordering {
+    let mut ia = a.iter();
+    let mut ib = b.iter();
+    loop {
+        match (ia.next(), ib.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some((ka, va)), Some((kb, vb))) => {
+                let o = ka.cmp(kb).then_with(|| value_cmp(va, vb));
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+        }
+    }
+}
+
+/// Numbers numerically (ints and floats together), then booleans, then strings.
+pub fn value_cmp(a: &Value, b: &Value) -> Ordering {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.to_string().cmp(&b.to_string()),
+    }
+}
+
+/// Parameter names whose value differs between groups (table columns), and those that are
+/// the same in every group (shown once, in the caption).
+pub fn split_params<'p>(all: impl Iterator<Item = &'p Params> + Clone) -> (Vec<String>, Params) {
+    let mut names: Vec<String> = Vec::new();
+    for p in all.clone() {
+        for k in p.keys() {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    names.sort();
+    let mut varying = Vec::new();
+    let mut constant = Params::new();
+    for n in names {
+        let mut vals = all.clone().map(|p| p.get(&n));
+        let first = vals.next().flatten();
+        if first.is_some() && vals.all(|v| v == first) {
+            constant.insert(n, first.cloned().unwrap_or(Value::Bool(false)));
+        } else {
+            varying.push(n);
+        }
+    }
+    (varying, constant)
+}
+
+/// Parameters that count concurrent load, in order of preference: the x axis of scaling
+/// charts and the axis whose first point is the ramp-up in summaries.
+pub const LOAD_AXES: [&str; 8] =
+    ["clients", "procs", "processes", "threads", "jobs", "streams", "users", "tasks"];
+
+/// The load axis among `names`, if any.
+pub fn load_axis(names: &[String]) -> Option<String> {
+    LOAD_AXES.iter().find(|a| names.iter().any(|n| n == *a)).map(|a| a.to_string())
+}
+
+/// `k=v k=v` over the given parameter names (missing ones skipped).
+pub fn params_label(p: &Params, names: &[String]) -> String {
+    names.iter().filter_map(|n| p.get(n).map(|v| format!("{n}={v}"))).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(pairs: &[(&str, Value)]) -> Params {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    #[test]
+    fn gain_reads_plus_as_better() {
+        assert!((Metric::Throughput.gain_pct(1.25) - 25.0).abs() < 1e-9);
+        assert!((Metric::CpuTotalPerUnit.gain_pct(0.75) - 25.0).abs() < 1e-9);
+        assert!(Metric::CpuKernelPerUnit.gain_pct(1.1) < 0.0);
+        assert_eq!(Verdict::of_gain(0.5, 1.0), Verdict::Same);
+        assert_eq!(Verdict::of_gain(-2.0, 1.0), Verdict::Worse);
+    }
+
+    #[test]
+    fn params_sort_numerically() {
+        let a = p(&[("clients", Value::Int(2))]);
+        let b = p(&[("clients", Value::Int(10))]);
+        assert_eq!(params_cmp(&a, &b), Ordering::Less);
+        assert_eq!(value_cmp(&Value::Float(1.5), &Value::Int(2)), Ordering::Less);
+    }
+
+    #[test]
+    fn split_finds_varying_and_constant() {
+        let a = p(&[("clients", Value::Int(1)), ("runtime", Value::Int(5))]);
+        let b = p(&[("clients", Value::Int(4)), ("runtime", Value::Int(5))]);
+        let (varying, constant) = split_params([&a, &b].into_iter());
+        assert_eq!(varying, vec!["clients".to_string()]);
+        assert_eq!(constant.get("runtime"), Some(&Value::Int(5)));
+        assert_eq!(load_axis(&varying).as_deref(), Some("clients"));
+    }
+
+    #[test]
+    fn base_units_name_the_unit() {
+        assert_eq!(Metric::Throughput.base_unit(WorkUnit::Bytes), "bytes/s");
+        assert_eq!(Metric::CpuUserPerUnit.base_unit(WorkUnit::Ops), "cpu_s/op");
+    }
+}

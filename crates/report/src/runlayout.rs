@@ -1,0 +1,73 @@
+//! Lays out a one-run report: header, per workload a table of medians and spread over
+//! repetitions (throughput, CPU per unit total/kernel/user), then the environment.
+
+use crate::doc::{Block, Cell, Grid, Tone};
+use crate::layout::side_line;
+use crate::model::Metric;
+use crate::runreport::{RunReport, RunRow, RunTable};
+use crate::units::{num, unit_view};
+
+fn header(t: &RunTable) -> Vec<String> {
+    let u = unit_view(t.unit);
+    let mut h: Vec<String> = if t.columns.is_empty() { vec!["point".into()] } else { t.columns.clone() };
+    h.push("n".into());
+    h.push(format!("throughput {}", u.tput_label));
+    h.push("cv %".into());
+    for m in &Metric::ALL[1..] {
+        h.push(format!("{} {}", m.header(), u.cpu_label));
+    }
+    h.push("note".into());
+    h
+}
+
+fn row_cells(t: &RunTable, r: &RunRow) -> Vec<Cell> {
+    let u = unit_view(t.unit);
+    let mut out: Vec<Cell> = if t.columns.is_empty() {
+        vec![Cell::plain("all")]
+    } else {
+        t.columns.iter().map(|c| Cell::plain(r.params.get(c).map_or("-".into(), |v| v.to_string()))).collect()
+    };
+    out.push(Cell::plain(r.n.to_string()));
+    let tput = r.metric(Metric::Throughput);
+    out.push(Cell::plain(tput.map_or("n/a".into(), |s| num(s.median * u.tput_scale))));
+    let cv = tput.and_then(|s| s.cv());
+    out.push(Cell::toned(
+        cv.map_or("n/a".into(), |v| format!("{:.1}", v * 100.0)),
+        if r.noisy { Tone::Worse } else { Tone::Plain },
+    ));
+    for m in &Metric::ALL[1..] {
+        out.push(Cell::plain(r.metric(*m).map_or("n/a".into(), |s| num(s.median * u.cpu_scale))));
+    }
+    let note = if r.not_ok > 0 { format!("{} reps failed", r.not_ok) } else { String::new() };
+    let tone = if note.is_empty() { Tone::Plain } else { Tone::Worse };
+    out.push(Cell::toned(note, tone));
+    out
+}
+
+/// The document of a one-run report; `chart` adds charts after each workload's table.
+pub fn run_doc(r: &RunReport, chart: &dyn Fn(&RunTable) -> Vec<String>) -> Vec<Block> {
+    let mut doc = vec![
+        Block::Heading(1, format!("racehorse report: {}", r.side.name)),
+        Block::Para(side_line("run", &r.side)),
+        Block::Para("Medians over repetitions; CPU per unit of work is system-wide CPU (user + kernel) over the measured window divided by the units of work.".into()),
+    ];
+    for t in &r.tables {
+        doc.push(Block::Heading(2, format!("{} — {}", t.title(), t.area)));
+        let u = unit_view(t.unit);
+        let mut caption =
+            format!("{}: throughput in {}, CPU per unit in {}", t.title(), u.tput_label, u.cpu_label);
+        if !t.constant.is_empty() {
+            let fixed: Vec<String> = t.constant.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            caption.push_str(&format!("; fixed: {}", fixed.join(" ")));
+        }
+        let mut g = Grid::new("run", caption, header(t), t.columns.len().max(1));
+        g.rows = t.rows.iter().map(|row| row_cells(t, row)).collect();
+        doc.push(Block::Table(g));
+        doc.extend(chart(t).into_iter().map(Block::Chart));
+    }
+    doc.push(Block::Heading(2, "Environment".into()));
+    let mut g = Grid::new("env", "", vec!["key".into(), "value".into()], 2);
+    g.rows = r.env.iter().map(|(k, v)| vec![Cell::plain(k), Cell::plain(v)]).collect();
+    doc.push(Block::Table(g));
+    doc
+}

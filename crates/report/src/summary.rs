@@ -1,0 +1,134 @@
+//! Seed-000-style summaries: per area and workload, the throughput change and the CPU
+//! consumption savings as a range over the scaling points after ramp-up, and their
+//! geometric means; plus the geometric mean over everything.
+
+use crate::compare::{Row, WorkloadTable};
+use crate::model::{load_axis, value_cmp, Metric};
+use racehorse_stats::{geomean, range};
+use serde::Serialize;
+
+/// One line of the summary table for one new side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRow {
+    /// Index of the new side.
+    pub side: usize,
+    pub area: String,
+    pub workload: String,
+    /// Throughput change in % (min, max) over the points used.
+    pub throughput_range_pct: Option<(f64, f64)>,
+    /// Throughput change of the geometric mean of ratios, in %.
+    pub throughput_geomean_pct: Option<f64>,
+    /// CPU consumption (total CPU per unit) savings in % (min, max); + is less CPU.
+    pub cpu_savings_range_pct: Option<(f64, f64)>,
+    pub cpu_savings_geomean_pct: Option<f64>,
+    /// Matrix points the figures cover.
+    pub points: usize,
+    /// Ramp-up points left out, e.g. `clients=1`; None when all points count.
+    pub ramp_up_excluded: Option<String>,
+}
+
+/// Geometric means over every matched point of every workload, for one new side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Overall {
+    pub side: usize,
+    pub throughput_geomean_pct: Option<f64>,
+    pub cpu_savings_geomean_pct: Option<f64>,
+    pub points: usize,
+}
+
+/// Ratios of a metric on side `side` over the given rows.
+fn ratios<'a>(rows: impl Iterator<Item = &'a Row>, side: usize, m: Metric) -> Vec<f64> {
+    rows.filter_map(|r| r.sides.get(side)?.as_ref()?.metric(m)?.ratio).filter(|r| *r > 0.0).collect()
+}
+
+/// Rows after ramp-up: when the table has a load axis (clients, procs …) with at least
+/// three values, the rows at its smallest value are left out, as the seeds quote ranges
+/// "after ramp up"; otherwise every row.
+pub fn after_ramp_up(table: &WorkloadTable) -> (Vec<&Row>, Option<String>) {
+    let Some(axis) = load_axis(&table.columns) else {
+        return (table.rows.iter().collect(), None);
+    };
+    let mut values: Vec<_> = table.rows.iter().filter_map(|r| r.params.get(&axis)).collect();
+    values.sort_by(|a, b| value_cmp(a, b));
+    values.dedup();
+    if values.len() < 3 {
+        return (table.rows.iter().collect(), None);
+    }
+    let first = values[0].clone();
+    let kept = table.rows.iter().filter(|r| r.params.get(&axis) != Some(&first)).collect();
+    (kept, Some(format!("{axis}={first}")))
+}
+
+/// Summary rows for every new side and workload table.
+pub fn summarise(tables: &[WorkloadTable], sides: usize) -> Vec<SummaryRow> {
+    let mut out = Vec::new();
+    for side in 0..sides {
+        for t in tables {
+            let (rows, excluded) = after_ramp_up(t);
+            let tput = ratios(rows.iter().copied(), side, Metric::Throughput);
+            let cpu = ratios(rows.iter().copied(), side, Metric::CpuTotalPerUnit);
+            if tput.is_empty() && cpu.is_empty() {
+                continue;
+            }
+            let gain = |r: f64| Metric::Throughput.gain_pct(r);
+            let save = |r: f64| Metric::CpuTotalPerUnit.gain_pct(r);
+            out.push(SummaryRow {
+                side,
+                area: t.area.clone(),
+                workload: t.title(),
+                throughput_range_pct: range(&tput).map(|(lo, hi)| (gain(lo), gain(hi))),
+                throughput_geomean_pct: geomean(&tput).map(gain),
+                // Savings fall as the ratio rises: the range flips.
+                cpu_savings_range_pct: range(&cpu).map(|(lo, hi)| (save(hi), save(lo))),
+                cpu_savings_geomean_pct: geomean(&cpu).map(save),
+                points: tput.len().max(cpu.len()),
+                ramp_up_excluded: excluded,
+            });
+        }
+    }
+    out
+}
+
+/// Overall geometric means per new side, over every matched point (ramp-up included).
+pub fn overall(tables: &[WorkloadTable], sides: usize) -> Vec<Overall> {
+    (0..sides)
+        .map(|side| {
+            let all = || tables.iter().flat_map(|t| t.rows.iter());
+            let tput = ratios(all(), side, Metric::Throughput);
+            let cpu = ratios(all(), side, Metric::CpuTotalPerUnit);
+            Overall {
+                side,
+                throughput_geomean_pct: geomean(&tput).map(|r| Metric::Throughput.gain_pct(r)),
+                cpu_savings_geomean_pct: geomean(&cpu).map(|r| Metric::CpuTotalPerUnit.gain_pct(r)),
+                points: tput.len(),
+            }
+        })
+        .collect()
+}
+
+/// `25% to 30%`, or `30%` when both ends round alike, as the seeds write ranges.
+pub fn range_text(r: Option<(f64, f64)>) -> String {
+    match r {
+        None => "n/a".into(),
+        Some((lo, hi)) => {
+            let (a, b) = (format!("{lo:+.0}%"), format!("{hi:+.0}%"));
+            if a == b {
+                a
+            } else {
+                format!("{a} to {b}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_read_like_the_seeds() {
+        assert_eq!(range_text(Some((25.2, 30.4))), "+25% to +30%");
+        assert_eq!(range_text(Some((29.8, 30.1))), "+30%");
+        assert_eq!(range_text(None), "n/a");
+    }
+}

@@ -1,0 +1,112 @@
+//! Synthetic runs for tests and the compare benchmark: workloads × parameter points ×
+//! repetitions with deterministic pseudo-random noise, a chosen speed-up and CPU factor.
+
+use crate::model::Side;
+use racehorse_core::{
+    CellResult, CellSpec, CpuUsage, Nanos, Params, RunStatus, SamplePoint, Value, WorkUnit,
+};
+use racehorse_store::RunInfo;
+
+/// How a synthetic run is shaped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shape {
+    pub workloads: usize,
+    /// Values of `clients` per workload (× `cpus` values gives the points).
+    pub clients: Vec<i64>,
+    pub cpus: Vec<i64>,
+    pub reps: u32,
+    /// Multiplies throughput (1.2 = 20% faster than 1.0).
+    pub speed: f64,
+    /// Multiplies CPU per unit.
+    pub cpu_cost: f64,
+    /// Relative noise amplitude (0.02 = ±2%).
+    pub noise: f64,
+    pub seed: u64,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape {
+            workloads: 2,
+            clients: vec![1, 2, 4, 8],
+            cpus: vec![1, 2],
+            reps: 3,
+            speed: 1.0,
+            cpu_cost: 1.0,
+            noise: 0.01,
+            seed: 1,
+        }
+    }
+}
+
+/// A splitmix64 step: deterministic noise in [-1, 1).
+fn noise(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+}
+
+/// A stored-looking run record.
+pub fn run_info(id: i64, label: &str) -> RunInfo {
+    RunInfo {
+        id,
+        label: label.into(),
+        started_at_unix_s: 1_795_000_000 + id * 3600,
+        finished_at_unix_s: Some(1_795_000_000 + id * 3600 + 600),
+        status: RunStatus::Complete,
+        host: "synthetic".into(),
+        command: "racehorse run synthetic".into(),
+        suite_json: String::new(),
+        env_json: String::new(),
+        exclusivity_json: String::new(),
+        racehorse_version: "0.1.0".into(),
+        cpu_method: "hotplug".into(),
+        cells_ok: 0,
+        cells_failed: 0,
+    }
+}
+
+fn cell(workload: &str, clients: i64, cpus: i64, rep: u32, shape: &Shape, rng: &mut u64) -> CellResult {
+    let mut params = Params::new();
+    params.insert("clients".into(), Value::Int(clients));
+    params.insert("cpus".into(), Value::Int(cpus));
+    params.insert("runtime".into(), Value::Int(10_000_000_000));
+    let spec = CellSpec { workload: workload.into(), params, variant: "default".into(), rep };
+    let mut c = CellResult::empty(spec, WorkUnit::Bytes);
+    // Throughput grows with min(clients, cpus) and saturates; 50 MB/s per busy CPU.
+    let busy = clients.min(cpus) as f64;
+    let tput = 50e6 * busy * shape.speed * (1.0 + shape.noise * noise(rng));
+    c.window = Nanos(10_000_000_000);
+    c.units = tput * 10.0;
+    let cpu_s = c.units * 2e-9 * shape.cpu_cost * (1.0 + shape.noise * noise(rng));
+    c.cpu = CpuUsage { user_s: cpu_s * 0.3, kernel_s: cpu_s * 0.7, steal_s: 0.0, iowait_s: 0.1, idle_s: 1.0 };
+    c.cpus_online = cpus as u32;
+    c.samples = (1..=3)
+        .map(|t| SamplePoint {
+            t_ms: t * 1000,
+            cpu_user_pct: 30.0,
+            cpu_kernel_pct: 60.0,
+            ..Default::default()
+        })
+        .collect();
+    c
+}
+
+/// A run of `shape`: reps outermost, then workloads `w0`, `w1` …, clients, cpus.
+pub fn synthetic_side(id: i64, label: &str, shape: &Shape) -> Side {
+    let mut rng = shape.seed;
+    let mut cells = Vec::new();
+    for rep in 1..=shape.reps {
+        for w in 0..shape.workloads {
+            for &clients in &shape.clients {
+                for &cpus in &shape.cpus {
+                    cells.push(cell(&format!("w{w}"), clients, cpus, rep, shape, &mut rng));
+                }
+            }
+        }
+    }
+    Side { run: run_info(id, label), variant: None, cells }
+}

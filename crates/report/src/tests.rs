@@ -1,0 +1,185 @@
+//! Tests of the comparison model and its renderers on synthetic runs.
+
+use crate::compare::{compare, CompareError, CompareOptions};
+use crate::layout::View;
+use crate::model::{Metric, Verdict};
+use crate::synth::{synthetic_side, Shape};
+use crate::{compare_html, compare_markdown, compare_text, formats, run_html, run_report, run_text};
+use racehorse_core::CellStatus;
+use racehorse_stats::CiMethod;
+
+fn area(_: &str) -> String {
+    "File server".into()
+}
+
+fn faster() -> Shape {
+    Shape { speed: 1.2, cpu_cost: 0.8, seed: 7, ..Shape::default() }
+}
+
+#[test]
+fn faster_and_cheaper_is_better_and_significant() {
+    let base = synthetic_side(1, "old", &Shape::default());
+    let new = synthetic_side(2, "new", &faster());
+    let c = compare(&base, &[new], &CompareOptions::default(), &area).expect("compare");
+    assert_eq!(c.tables.len(), 2);
+    assert_eq!(c.tables[0].columns, ["clients", "cpus"]);
+    assert_eq!(c.tables[0].rows.len(), 8);
+    for row in &c.tables[0].rows {
+        let cell = row.sides[0].as_ref().expect("matched");
+        let t = cell.metric(Metric::Throughput).expect("tput");
+        assert!((t.ratio.expect("ratio") - 1.2).abs() < 0.05, "{t:?}");
+        assert_eq!((t.significant, t.verdict), (Some(true), Some(Verdict::Better)));
+        let cpu = cell.metric(Metric::CpuTotalPerUnit).expect("cpu");
+        assert!((cpu.gain_pct.expect("gain") - 20.0).abs() < 4.0, "{cpu:?}");
+        assert_eq!(cpu.verdict, Some(Verdict::Better));
+        assert!(t.ci.expect("ci").lo > 1.0);
+    }
+}
+
+#[test]
+fn summary_ranges_skip_ramp_up_and_give_geomeans() {
+    let base = synthetic_side(1, "old", &Shape::default());
+    let new = synthetic_side(2, "new", &faster());
+    let c = compare(&base, &[new], &CompareOptions::default(), &area).expect("compare");
+    let s = &c.summary[0];
+    assert_eq!(s.ramp_up_excluded.as_deref(), Some("clients=1"));
+    assert_eq!(s.points, 6);
+    let (lo, hi) = s.throughput_range_pct.expect("range");
+    assert!(lo > 15.0 && hi < 25.0 && lo <= hi, "{lo} {hi}");
+    assert!((s.throughput_geomean_pct.expect("geo") - 20.0).abs() < 2.0);
+    let (slo, shi) = s.cpu_savings_range_pct.expect("savings");
+    assert!(slo > 15.0 && shi < 25.0 && slo <= shi, "{slo} {shi}");
+    assert_eq!(c.overall[0].points, 16);
+}
+
+#[test]
+fn identical_runs_are_not_significant() {
+    let base = synthetic_side(1, "a", &Shape::default());
+    let same = synthetic_side(2, "b", &Shape::default());
+    let c = compare(&base, &[same], &CompareOptions::default(), &area).expect("compare");
+    for row in &c.tables[0].rows {
+        let t = row.sides[0].as_ref().and_then(|s| s.metric(Metric::Throughput)).expect("t");
+        assert_eq!(t.ratio, Some(1.0));
+        assert_eq!(t.significant, Some(false));
+        assert_eq!(t.verdict, Some(Verdict::Same));
+    }
+}
+
+#[test]
+fn fewer_than_three_reps_say_na_never_guess() {
+    let two = Shape { reps: 2, ..Shape::default() };
+    let base = synthetic_side(1, "a", &two);
+    let new = synthetic_side(2, "b", &Shape { speed: 1.5, ..two });
+    let c = compare(&base, &[new], &CompareOptions::default(), &area).expect("compare");
+    let t = c.tables[0].rows[0].sides[0].as_ref().and_then(|s| s.metric(Metric::Throughput)).expect("t");
+    assert_eq!((t.ci, t.significant), (None, None));
+    let text = compare_text(&c, View { absolute: false, ci: true });
+    assert!(text.contains("n/a"), "{text}");
+    assert!(!text.contains("+50.0%*"), "{text}");
+    assert!(text.contains("+50.0%"), "{text}");
+}
+
+#[test]
+fn bootstrap_method_is_used_when_asked() {
+    let base = synthetic_side(1, "a", &Shape { reps: 5, ..Shape::default() });
+    let new = synthetic_side(2, "b", &Shape { reps: 5, ..faster() });
+    let opts = CompareOptions { ci_method: CiMethod::Bootstrap, ..CompareOptions::default() };
+    let c = compare(&base, &[new], &opts, &area).expect("compare");
+    let t = c.tables[0].rows[3].sides[0].as_ref().and_then(|s| s.metric(Metric::Throughput)).expect("t");
+    assert_eq!(t.ci.expect("ci").method, CiMethod::Bootstrap);
+    assert!(formats::compare_json(&c).contains("\"ci_method\": \"bootstrap\""));
+}
+
+#[test]
+fn nothing_in_common_explains_both_sides() {
+    let base = synthetic_side(1, "a", &Shape { clients: vec![1], ..Shape::default() });
+    let mut new = synthetic_side(2, "b", &Shape { clients: vec![64], ..Shape::default() });
+    new.cells.iter_mut().for_each(|c| c.spec.workload = "other".into());
+    let e = compare(&base, &[new], &CompareOptions::default(), &area).expect_err("no common cells");
+    let msg = e.to_string();
+    assert!(matches!(e, CompareError::NothingInCommon { .. }));
+    assert!(msg.contains("w0 (clients=1; cpus=1,2; runtime=10000000000; variant=default)"), "{msg}");
+    assert!(msg.contains("other (clients=64"), "{msg}");
+}
+
+#[test]
+fn variants_inside_one_run_compare() {
+    let mut side = synthetic_side(5, "ab", &Shape::default());
+    let fast = synthetic_side(5, "ab", &faster());
+    side.cells.extend(fast.cells.into_iter().map(|mut c| {
+        c.spec.variant = "fast".into();
+        c
+    }));
+    let mut base = side.clone();
+    base.variant = Some("default".into());
+    let mut new = side;
+    new.variant = Some("fast".into());
+    let c = compare(&base, &[new.clone()], &CompareOptions::default(), &area).expect("compare");
+    assert_eq!(c.tables.len(), 2, "variant is not part of the match key");
+    assert!(c.summary[0].throughput_geomean_pct.expect("geo") > 15.0);
+    new.variant = Some("missing".into());
+    let e = compare(&base, &[new], &CompareOptions::default(), &area).expect_err("no such variant");
+    assert!(e.to_string().contains("its variants are: default, fast"), "{e}");
+}
+
+#[test]
+fn partial_runs_are_marked() {
+    let base = synthetic_side(1, "a", &Shape::default());
+    let mut new = synthetic_side(2, "b", &Shape::default());
+    new.cells[0].status = CellStatus::Failed;
+    new.run.status = racehorse_core::RunStatus::Partial;
+    let c = compare(&base, &[new], &CompareOptions::default(), &area).expect("compare");
+    let text = compare_text(&c, View::default());
+    assert!(text.contains("partial: 0 base, 1 new reps failed"), "{text}");
+    assert!(text.contains("Note: run 2 'b' is partial"), "{text}");
+    assert!(formats::compare_csv(&c).contains(",true\n"));
+}
+
+#[test]
+fn machine_formats_carry_every_record() {
+    let base = synthetic_side(1, "a", &Shape::default());
+    let new = synthetic_side(2, "b", &faster());
+    let c = compare(&base, &[new], &CompareOptions::default(), &area).expect("compare");
+    let v: serde_json::Value = serde_json::from_str(&formats::compare_json(&c)).expect("json");
+    assert_eq!(v["format"], "racehorse-compare");
+    assert_eq!(v["version"], 1);
+    let records = v["records"].as_array().expect("records");
+    assert_eq!(records.len(), 16 * 4);
+    assert_eq!(records[0]["unit"], "bytes/s");
+    assert_eq!(records[0]["direction"], "higher_is_better");
+    assert_eq!(records[1]["direction"], "lower_is_better");
+    assert!(records[0]["ci_lo"].as_f64().is_some());
+    let csv = formats::compare_csv(&c);
+    assert_eq!(csv.lines().count(), 1 + 16 * 4);
+    assert!(csv.starts_with("format_version,side,new_run_id,workload"));
+}
+
+#[test]
+fn markdown_and_html_render_every_table() {
+    let mut base = synthetic_side(1, "<script>alert('x')</script>", &Shape::default());
+    base.run.host = "a&b".into();
+    let new = synthetic_side(2, "new", &faster());
+    let c = compare(&base, &[new], &CompareOptions::default(), &area).expect("compare");
+    let md = compare_markdown(&c, View { absolute: true, ci: true });
+    assert!(md.contains("| clients | cpus | base MB/s | new MB/s | Throughput | CI |"), "{md}");
+    let html = compare_html(&c, View::default());
+    assert!(!html.contains("<script>"), "labels from the store are escaped");
+    assert!(html.contains("&lt;script&gt;"));
+    assert_eq!(html.matches("<table class=\"compare\"").count(), 2);
+    assert!(html.matches("<svg").count() >= 8, "scaling, 2 bar charts and CPU chart per workload");
+    assert!(html.contains("chart-line") && html.contains("chart-bar") && html.contains("chart-stacked"));
+}
+
+#[test]
+fn run_report_has_tables_charts_and_environment() {
+    let side = synthetic_side(3, "one", &Shape::default());
+    let r = run_report(&side, 0.05, &area);
+    assert_eq!(r.tables.len(), 2);
+    assert_eq!(r.tables[0].rows.len(), 8);
+    let text = run_text(&r);
+    assert!(text.contains("throughput MB/s"), "{text}");
+    let html = run_html(&r);
+    assert!(html.contains("<table class=\"run\""));
+    assert!(html.contains("monitor: w0"), "monitor series chart");
+    assert!(html.contains("<table class=\"env\""));
+}
