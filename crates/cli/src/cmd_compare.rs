@@ -12,7 +12,8 @@ use racehorse_store::{Store, StoreError};
 use std::path::Path;
 
 /// Resolves `RUN` or `RUN@VARIANT` (a label containing `@` still resolves as a whole).
-fn load_side(store: &Store, key: &str) -> Result<Side, Failure> {
+/// `series`: also read samples and latency histograms (the one-run report's monitor chart).
+fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
     let (run, variant) = match store.resolve_run(key) {
         Ok(run) => (run, None),
         Err(first) => match key.rsplit_once('@') {
@@ -22,7 +23,8 @@ fn load_side(store: &Store, key: &str) -> Result<Side, Failure> {
             _ => return Err(usage_or_fail(first)),
         },
     };
-    let cells = store.run_cells(run.id).with_context(|| format!("reading the cells of run {}", run.id))?;
+    let cells = if series { store.run_cells(run.id) } else { store.run_cells_without_series(run.id) };
+    let cells = cells.with_context(|| format!("reading the cells of run {}", run.id))?;
     Ok(Side { run, variant, cells })
 }
 
@@ -79,8 +81,8 @@ fn check_percent_and_level(level: f64, noisy_cv_pct: f64) -> Result<(), Failure>
 pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
     check_percent_and_level(a.level, a.noisy_cv_pct)?;
     let store = open_store(cli)?;
-    let base = load_side(&store, &a.base)?;
-    let news = a.new.iter().map(|k| load_side(&store, k)).collect::<Result<Vec<_>, _>>()?;
+    let base = load_side(&store, &a.base, false)?;
+    let news = a.new.iter().map(|k| load_side(&store, k, false)).collect::<Result<Vec<_>, _>>()?;
     let opts = CompareOptions {
         level: a.level,
         ci_method: match a.ci_method {
@@ -106,7 +108,7 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
 pub fn report(cli: &Cli, a: &ReportArgs) -> CmdResult {
     check_percent_and_level(0.5, a.noisy_cv_pct)?;
     let store = open_store(cli)?;
-    let side = load_side(&store, &a.run)?;
+    let side = load_side(&store, &a.run, true)?;
     if side.cells.is_empty() {
         return Err(Failure::usage(format!("{} has no cells yet; nothing to report", side.name())));
     }

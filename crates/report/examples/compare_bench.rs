@@ -2,10 +2,17 @@
 //! every format, timing each step over several repetitions; prints medians.
 //!
 //! `cargo run --release -p racehorse-report --example compare_bench [REPS]`
+//!
+//! With `benchstat` on PATH (`go install golang.org/x/perf/cmd/benchstat@latest`) and the
+//! release binary built (`cargo build --release`), it also times, alternating, the whole
+//! `racehorse compare base new` command against `benchstat base.txt new.txt` on the same
+//! data (four metrics per point, same repetitions), end to end as processes.
 
 use racehorse_report::synth::{synthetic_side, Shape};
 use racehorse_report::{compare, compare_html, compare_text, formats, CompareOptions, Side, View};
 use racehorse_store::{NewRun, Store};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 fn median_ms(mut v: Vec<f64>) -> f64 {
@@ -15,7 +22,7 @@ fn median_ms(mut v: Vec<f64>) -> f64 {
 
 /// Stores both runs in a temporary SQLite file, then times reading them back, and reading
 /// plus comparing plus rendering HTML (what `racehorse compare A B -o x.html` does).
-fn through_store(base: &Side, new: &Side, reps: usize) -> (f64, f64) {
+fn through_store(base: &Side, new: &Side, reps: usize) -> (f64, f64, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("rh-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let store = Store::open(&dir.join("bench.db")).expect("store");
@@ -39,7 +46,7 @@ fn through_store(base: &Side, new: &Side, reps: usize) -> (f64, f64) {
             .map(|id| Side {
                 run: store.run(*id).expect("read").expect("run exists"),
                 variant: None,
-                cells: store.run_cells(*id).expect("cells"),
+                cells: store.run_cells_without_series(*id).expect("cells"),
             })
             .collect();
         load.push(t.elapsed().as_secs_f64() * 1e3);
@@ -47,8 +54,59 @@ fn through_store(base: &Side, new: &Side, reps: usize) -> (f64, f64) {
         std::hint::black_box(compare_html(&c, View::default()));
         end.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let _ = std::fs::remove_dir_all(&dir);
-    (median_ms(load), median_ms(end))
+    (median_ms(load), median_ms(end), dir)
+}
+
+/// The side's cells in Go benchmark format: one line per repetition, four metrics.
+fn benchstat_text(side: &Side) -> String {
+    let mut out = String::from("goos: linux\npkg: racehorse/synthetic\n");
+    for c in &side.cells {
+        let name: Vec<String> = c.spec.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let per = |v: Option<f64>| v.unwrap_or(0.0);
+        out.push_str(&format!(
+            "Benchmark{}/{} 1 {} bytes/s {} cpu-s/byte {} kcpu-s/byte {} ucpu-s/byte\n",
+            c.spec.workload,
+            name.join("/"),
+            c.throughput(),
+            per(c.cpu_total_per_unit()),
+            per(c.cpu_kernel_per_unit()),
+            per(c.cpu_user_per_unit())
+        ));
+    }
+    out
+}
+
+fn time_command(cmd: &mut Command) -> Option<f64> {
+    let t = Instant::now();
+    let ok = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().ok()?.success();
+    ok.then(|| t.elapsed().as_secs_f64() * 1e3)
+}
+
+/// Alternates the two whole commands `reps` times each; prints medians and the ratio.
+fn vs_benchstat(dir: &Path, base: &Side, new: &Side, reps: usize) {
+    let bin = std::env::var("RACEHORSE_BIN").unwrap_or_else(|_| "target/release/racehorse".into());
+    let (b, n) = (dir.join("base.txt"), dir.join("new.txt"));
+    if std::fs::write(&b, benchstat_text(base)).is_err() || std::fs::write(&n, benchstat_text(new)).is_err() {
+        return;
+    }
+    let db = dir.join("bench.db");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let rh = time_command(Command::new(&bin).arg("--db").arg(&db).args(["compare", "base", "new"]));
+        let bs = time_command(Command::new("benchstat").arg(&b).arg(&n));
+        match (rh, bs) {
+            (Some(r), Some(s)) => {
+                ours.push(r);
+                theirs.push(s);
+            }
+            _ => {
+                println!("side by side skipped: needs {bin} (cargo build --release) and benchstat on PATH");
+                return;
+            }
+        }
+    }
+    let (r, s) = (median_ms(ours), median_ms(theirs));
+    println!("side by side, whole commands: racehorse compare {r:.0} ms, benchstat {s:.0} ms, ratio racehorse/benchstat {:.2}", r / s);
 }
 
 fn main() {
@@ -88,7 +146,9 @@ fn main() {
         std::hint::black_box(formats::compare_json(&c));
         t_json.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let (t_load, t_end) = through_store(&base, &new, reps);
+    let (t_load, t_end, dir) = through_store(&base, &new, reps);
+    vs_benchstat(&dir, &base, &new, reps);
+    let _ = std::fs::remove_dir_all(&dir);
     println!("repetitions: {reps} (medians)");
     println!("load both runs from SQLite: {t_load:.1} ms; load + compare + html: {t_end:.1} ms");
     println!("compare (match, stats, summary): {:.1} ms", median_ms(t_cmp));

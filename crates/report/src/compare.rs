@@ -5,7 +5,7 @@ use crate::envdiff::{env_diff, EnvDelta};
 use crate::model::{
     group_cells, params_label, split_params, Group, GroupKey, Metric, Side, SideInfo, Verdict,
 };
-use crate::summary::{overall, summarise, Overall, SummaryRow};
+use crate::summary::{by_area, overall, summarise, AreaSummary, Overall, SummaryRow};
 use racehorse_core::{Params, WorkUnit};
 use racehorse_stats::{noisy, ratio_ci, CiMethod, RatioCi, Summary};
 use std::collections::{BTreeMap, BTreeSet};
@@ -114,6 +114,8 @@ pub struct Comparison {
     pub tables: Vec<WorkloadTable>,
     /// Seed-000-style summary, per new side and workload.
     pub summary: Vec<SummaryRow>,
+    /// Geometric means per area, per new side.
+    pub areas: Vec<AreaSummary>,
     /// Geometric means over all workloads, per new side.
     pub overall: Vec<Overall>,
     /// What differs in the environment, per new side.
@@ -138,16 +140,16 @@ pub enum CompareError {
 
 /// Compares `base` with each of `news`. `area_of` names a workload's area (seed 000's
 /// "File server", "Kernel functions" …).
-pub fn compare(
-    base: &Side,
-    news: &[Side],
+pub fn compare<'s>(
+    base: &'s Side,
+    news: &'s [Side],
     opts: &CompareOptions,
     area_of: &dyn Fn(&str) -> String,
 ) -> Result<Comparison, CompareError> {
     let by_variant = base.variant.is_none() && news.iter().all(|s| s.variant.is_none());
-    let narrow = |s: &Side| -> Vec<racehorse_core::CellResult> {
+    let narrow = |s: &'s Side| -> Vec<&'s racehorse_core::CellResult> {
         let want = s.variant.clone().or_else(|| (!by_variant).then(|| "default".to_string()));
-        s.cells.iter().filter(|c| want.iter().all(|v| &c.spec.variant == v)).cloned().collect()
+        s.cells.iter().filter(|c| want.iter().all(|v| &c.spec.variant == v)).collect()
     };
     let base_cells = narrow(base);
     check_nonempty(base, &base_cells)?;
@@ -155,8 +157,8 @@ pub fn compare(
     for (s, cells) in news.iter().zip(&new_cells) {
         check_nonempty(s, cells)?;
     }
-    let base_groups = group_cells(&base_cells, by_variant);
-    let new_groups: Vec<_> = new_cells.iter().map(|c| group_cells(c, by_variant)).collect();
+    let base_groups = group_cells(base_cells.iter().copied(), by_variant);
+    let new_groups: Vec<_> = new_cells.iter().map(|c| group_cells(c.iter().copied(), by_variant)).collect();
     for (s, g) in news.iter().zip(&new_groups) {
         if !g.keys().any(|k| base_groups.contains_key(k)) {
             return Err(CompareError::NothingInCommon {
@@ -170,6 +172,7 @@ pub fn compare(
     let tables = build_tables(&base_groups, &new_groups, opts, area_of);
     let summary = summarise(&tables, news.len());
     let overall = overall(&tables, news.len());
+    let areas = by_area(&tables, news.len());
     let only_base = base_groups
         .keys()
         .filter(|k| !new_groups.iter().any(|g| g.contains_key(*k)))
@@ -185,14 +188,26 @@ pub fn compare(
         options: *opts,
         tables,
         summary,
+        areas,
         overall,
-        env_diff: news.iter().map(|n| env_diff(&base.run, &n.run)).collect(),
+        env_diff: news.iter().map(|n| side_env_diff(base, n)).collect(),
         only_base,
         only_new,
     })
 }
 
-fn check_nonempty(side: &Side, cells: &[racehorse_core::CellResult]) -> Result<(), CompareError> {
+/// The environment diff of two sides, with the variant when either side names one (the
+/// variants of one run share its captured environment).
+fn side_env_diff(base: &Side, new: &Side) -> Vec<EnvDelta> {
+    let mut d = env_diff(&base.run, &new.run);
+    if base.variant != new.variant {
+        let name = |s: &Side| s.variant.clone().unwrap_or_else(|| "(all)".into());
+        d.insert(0, EnvDelta { key: "variant".into(), base: name(base), new: name(new) });
+    }
+    d
+}
+
+fn check_nonempty(side: &Side, cells: &[&racehorse_core::CellResult]) -> Result<(), CompareError> {
     if !cells.is_empty() {
         return Ok(());
     }

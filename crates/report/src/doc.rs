@@ -76,6 +76,7 @@ pub fn to_text(doc: &[Block]) -> String {
                     out.push_str(&format!("{}\n", g.caption));
                 }
                 out.push_str(&grid_text(g));
+                out.push('\n');
             }
             Block::Chart(_) => {}
         }
@@ -117,7 +118,7 @@ fn md_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
-            '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '\\' => {
+            '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '~' | '\\' => {
                 out.push('\\');
                 out.push(ch);
             }
@@ -173,7 +174,7 @@ mod tests {
     fn text_aligns_columns() {
         let t = to_text(&sample());
         assert!(t.starts_with("Title\n=====\ncap\n"), "{t}");
-        assert!(t.contains("name      value\n--------  -----\na             1\nlonger|x    123\n"), "{t}");
+        assert!(t.contains("name      value\n--------  -----\na             1\nlonger|x    123\n\n"), "{t}");
         assert!(!t.contains("svg"));
     }
 

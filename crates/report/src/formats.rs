@@ -20,6 +20,7 @@ pub fn compare_json(c: &Comparison) -> String {
         },
         "records": flat_records(c),
         "summary": c.summary,
+        "areas": c.areas,
         "overall": c.overall,
         "env_diff": c.env_diff,
         "only_base": c.only_base,

@@ -165,22 +165,52 @@ fn summary_grid(c: &Comparison) -> Grid {
         if multi {
             row.push(Cell::plain(c.news.get(s.side).map_or(String::new(), |n| n.name.clone())));
         }
-        let tone = |v: Option<f64>| match v {
-            Some(x) if x > c.options.same_within_pct => Tone::Better,
-            Some(x) if x < -c.options.same_within_pct => Tone::Worse,
+        // Coloured only when some point is significant that way and none the other way.
+        let band = c.options.same_within_pct;
+        let tone = |v: Option<f64>, (better, worse): (usize, usize)| match v {
+            Some(x) if x > band && better > 0 && worse == 0 => Tone::Better,
+            Some(x) if x < -band && worse > 0 && better == 0 => Tone::Worse,
             _ => Tone::Plain,
         };
         row.push(Cell::plain(&s.area));
         row.push(Cell::plain(&s.workload));
-        row.push(Cell::toned(range_text(s.throughput_range_pct), tone(s.throughput_geomean_pct)));
+        row.push(Cell::toned(
+            range_text(s.throughput_range_pct),
+            tone(s.throughput_geomean_pct, s.throughput_significant),
+        ));
         row.push(Cell::plain(s.throughput_geomean_pct.map_or("n/a".into(), pct)));
-        row.push(Cell::toned(range_text(s.cpu_savings_range_pct), tone(s.cpu_savings_geomean_pct)));
+        row.push(Cell::toned(
+            range_text(s.cpu_savings_range_pct),
+            tone(s.cpu_savings_geomean_pct, s.cpu_significant),
+        ));
         row.push(Cell::plain(s.cpu_savings_geomean_pct.map_or("n/a".into(), pct)));
         let pts = match &s.ramp_up_excluded {
             Some(x) => format!("{} (without {x})", s.points),
             None => s.points.to_string(),
         };
         row.push(Cell::plain(pts));
+        g.rows.push(row);
+    }
+    g
+}
+
+fn area_grid(c: &Comparison) -> Grid {
+    let multi = c.news.len() > 1;
+    let mut h: Vec<String> = if multi { vec!["new".into()] } else { Vec::new() };
+    h.extend(
+        ["Area", "Throughput (geomean)", "CPU savings (geomean)", "workloads", "points"].map(String::from),
+    );
+    let mut g = Grid::new("areas", "By area: geometric means over every point", h, if multi { 2 } else { 1 });
+    for a in &c.areas {
+        let mut row = Vec::new();
+        if multi {
+            row.push(Cell::plain(c.news.get(a.side).map_or(String::new(), |n| n.name.clone())));
+        }
+        row.push(Cell::plain(&a.area));
+        row.push(Cell::plain(a.throughput_geomean_pct.map_or("n/a".into(), pct)));
+        row.push(Cell::plain(a.cpu_savings_geomean_pct.map_or("n/a".into(), pct)));
+        row.push(Cell::plain(a.workloads.to_string()));
+        row.push(Cell::plain(a.points.to_string()));
         g.rows.push(row);
     }
     g
@@ -203,6 +233,7 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
     doc.push(Block::Para(legend(c)));
     doc.push(Block::Heading(2, "Summary".into()));
     doc.push(Block::Table(summary_grid(c)));
+    doc.push(Block::Table(area_grid(c)));
     for o in &c.overall {
         let name = c.news.get(o.side).map_or("", |n| n.name.as_str());
         doc.push(Block::Para(format!(

@@ -197,8 +197,11 @@ impl Group<'_> {
 
 /// Groups cells by workload + parameters, and by variant when `by_variant`; keys sort by
 /// workload, then parameters in natural order.
-pub fn group_cells(cells: &[CellResult], by_variant: bool) -> BTreeMap<GroupKey, Group<'_>> {
-    let mut out: BTreeMap<GroupKey, Group<'_>> = BTreeMap::new();
+pub fn group_cells<'a>(
+    cells: impl IntoIterator<Item = &'a CellResult>,
+    by_variant: bool,
+) -> BTreeMap<GroupKey, Group<'a>> {
+    let mut out: BTreeMap<GroupKey, Group<'a>> = BTreeMap::new();
     for c in cells {
         let variant = if by_variant { c.spec.variant.clone() } else { String::new() };
         let key = GroupKey {

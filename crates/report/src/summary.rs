@@ -3,7 +3,7 @@
 //! geometric means; plus the geometric mean over everything.
 
 use crate::compare::{Row, WorkloadTable};
-use crate::model::{load_axis, value_cmp, Metric};
+use crate::model::{load_axis, value_cmp, Metric, Verdict};
 use racehorse_stats::{geomean, range};
 use serde::Serialize;
 
@@ -23,6 +23,10 @@ pub struct SummaryRow {
     pub cpu_savings_geomean_pct: Option<f64>,
     /// Matrix points the figures cover.
     pub points: usize,
+    /// Of those, points with a significantly better / worse throughput.
+    pub throughput_significant: (usize, usize),
+    /// Of those, points with significantly lower / higher total CPU per unit.
+    pub cpu_significant: (usize, usize),
     /// Ramp-up points left out, e.g. `clients=1`; None when all points count.
     pub ramp_up_excluded: Option<String>,
 }
@@ -36,9 +40,60 @@ pub struct Overall {
     pub points: usize,
 }
 
+/// Geometric means over every matched point of the workloads of one area, for one new side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AreaSummary {
+    pub side: usize,
+    pub area: String,
+    pub throughput_geomean_pct: Option<f64>,
+    pub cpu_savings_geomean_pct: Option<f64>,
+    pub workloads: usize,
+    pub points: usize,
+}
+
+/// Per new side and area (in order of first appearance), geometric means over all points.
+pub fn by_area(tables: &[WorkloadTable], sides: usize) -> Vec<AreaSummary> {
+    let mut areas: Vec<&str> = Vec::new();
+    for t in tables {
+        if !areas.contains(&t.area.as_str()) {
+            areas.push(&t.area);
+        }
+    }
+    let mut out = Vec::new();
+    for side in 0..sides {
+        for area in &areas {
+            let in_area = || tables.iter().filter(|t| t.area == *area);
+            let tput = ratios(in_area().flat_map(|t| t.rows.iter()), side, Metric::Throughput);
+            let cpu = ratios(in_area().flat_map(|t| t.rows.iter()), side, Metric::CpuTotalPerUnit);
+            out.push(AreaSummary {
+                side,
+                area: area.to_string(),
+                throughput_geomean_pct: geomean(&tput).map(|r| Metric::Throughput.gain_pct(r)),
+                cpu_savings_geomean_pct: geomean(&cpu).map(|r| Metric::CpuTotalPerUnit.gain_pct(r)),
+                workloads: in_area().count(),
+                points: tput.len(),
+            });
+        }
+    }
+    out
+}
+
 /// Ratios of a metric on side `side` over the given rows.
 fn ratios<'a>(rows: impl Iterator<Item = &'a Row>, side: usize, m: Metric) -> Vec<f64> {
     rows.filter_map(|r| r.sides.get(side)?.as_ref()?.metric(m)?.ratio).filter(|r| *r > 0.0).collect()
+}
+
+/// Points whose metric is significantly better and worse than base.
+fn significant<'a>(rows: impl Iterator<Item = &'a Row>, side: usize, m: Metric) -> (usize, usize) {
+    let mut out = (0, 0);
+    for mc in rows.filter_map(|r| r.sides.get(side)?.as_ref()?.metric(m)) {
+        match (mc.significant, mc.verdict) {
+            (Some(true), Some(Verdict::Better)) => out.0 += 1,
+            (Some(true), Some(Verdict::Worse)) => out.1 += 1,
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Rows after ramp-up: when the table has a load axis (clients, procs …) with at least
@@ -82,6 +137,8 @@ pub fn summarise(tables: &[WorkloadTable], sides: usize) -> Vec<SummaryRow> {
                 cpu_savings_range_pct: range(&cpu).map(|(lo, hi)| (save(hi), save(lo))),
                 cpu_savings_geomean_pct: geomean(&cpu).map(save),
                 points: tput.len().max(cpu.len()),
+                throughput_significant: significant(rows.iter().copied(), side, Metric::Throughput),
+                cpu_significant: significant(rows.iter().copied(), side, Metric::CpuTotalPerUnit),
                 ramp_up_excluded: excluded,
             });
         }

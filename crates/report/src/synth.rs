@@ -73,7 +73,6 @@ fn cell(workload: &str, clients: i64, cpus: i64, rep: u32, shape: &Shape, rng: &
     let mut params = Params::new();
     params.insert("clients".into(), Value::Int(clients));
     params.insert("cpus".into(), Value::Int(cpus));
-    params.insert("runtime".into(), Value::Int(10_000_000_000));
     let spec = CellSpec { workload: workload.into(), params, variant: "default".into(), rep };
     let mut c = CellResult::empty(spec, WorkUnit::Bytes);
     // Throughput grows with min(clients, cpus) and saturates; 50 MB/s per busy CPU.

@@ -16,6 +16,13 @@ fn full_cell_round_trips() {
     let back = store.run_cells(run).unwrap();
     assert_eq!(back, cells);
     assert_eq!(back[0].spec.params["whole"], racehorse_core::Value::Float(3.0));
+    let light = store.run_cells_without_series(run).unwrap();
+    assert!(!back[0].samples.is_empty() && !back[0].latencies.is_empty());
+    assert!(light[0].samples.is_empty() && light[0].latencies.is_empty());
+    let mut expected = back[0].clone();
+    expected.samples.clear();
+    expected.latencies.clear();
+    assert_eq!(light[0], expected, "everything but the series is read");
 }
 
 #[test]
