@@ -152,6 +152,10 @@ pub struct RunArgs {
     /// Do not sync and drop the page cache before each cell
     #[arg(long)]
     pub no_drop_caches: bool,
+    /// Limit the memory of the whole run (workload threads and harness) with a cgroup, e.g.
+    /// 512M; root only; restored afterwards (seed 004's setup for cold disk reads)
+    #[arg(long, value_name = "SIZE")]
+    pub mem_limit: Option<String>,
     /// Print the plan and its estimated duration, run nothing
     #[arg(long)]
     pub dry_run: bool,

@@ -134,6 +134,12 @@ pub fn build_suite(a: &RunArgs, all_cpus: u32) -> Result<(Suite, String), Failur
         suite.cpus = a.cpus.clone();
         suite.workloads.iter_mut().for_each(|x| x.cpus = None);
     }
+    if let Some(m) = &a.mem_limit {
+        suite.mem_limit_bytes = Some(
+            racehorse_runner::suite::mem_limit_value(m)
+                .map_err(|e| Failure::usage(format!("--mem-limit: {e}")))?,
+        );
+    }
     if suite.runtime.is_zero() {
         return Err(Failure::usage("runtime must be longer than 0 s"));
     }
@@ -221,6 +227,20 @@ fn execute_plan(
             eprintln!("warning: {w}");
         }
     }
+    // The guard first: a memory limit moves this process into a new cgroup, and the
+    // environment captured below then records that cgroup and its limit.
+    let mut guard = Guard::new(root.clone(), default_state_file()).context("preparing the machine guard")?;
+    if let Some(bytes) = plan.suite.mem_limit_bytes {
+        let limit = guard.limit_memory(bytes).map_err(|e| Failure::usage(format!("memory limit: {e}")))?;
+        if !json {
+            eprintln!(
+                "memory limit: {} MiB (cgroup v{} {})",
+                limit.limit_bytes >> 20,
+                limit.version,
+                limit.path.display()
+            );
+        }
+    }
     let mut environment = env::capture(&root, std::slice::from_ref(&work_root));
     environment.racehorse_version = env!("CARGO_PKG_VERSION").to_string();
     environment.cpu_control = cpuctl::detect_method(&root).as_str().to_string();
@@ -239,7 +259,6 @@ fn execute_plan(
         })
         .context("creating the run in the store")?;
     let abort = install_signal_flag().context("installing the Ctrl-C handler")?;
-    let mut guard = Guard::new(root.clone(), default_state_file()).context("preparing the machine guard")?;
     let runner = Runner {
         root,
         clock: Arc::new(RealClock::default()),

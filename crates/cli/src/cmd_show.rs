@@ -8,6 +8,7 @@ use anyhow::Context;
 use racehorse_core::{CellResult, CellStatus, WorkUnit};
 use racehorse_engines::{find, registry};
 use racehorse_machine::{env, SysRoot};
+use racehorse_report::model::shown;
 use racehorse_report::units::{date, num, unit_view};
 use racehorse_stats::Summary;
 use racehorse_store::{export_csv, export_json, Store};
@@ -37,7 +38,7 @@ pub fn list(cli: &Cli) -> CmdResult {
 }
 
 fn params_text(c: &CellResult) -> String {
-    c.spec.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    c.spec.params.iter().map(|(k, v)| format!("{k}={}", shown(k, v))).collect::<Vec<_>>().join(" ")
 }
 
 fn median_of(cells: &[&CellResult], f: impl Fn(&CellResult) -> Option<f64>) -> Option<Summary> {

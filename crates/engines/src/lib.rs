@@ -6,8 +6,10 @@
 
 pub mod control;
 pub mod dbench;
+pub mod diskio;
 pub mod error;
 pub mod fileserver;
+pub mod fio;
 pub mod null;
 pub mod options;
 pub mod recorder;

@@ -4,7 +4,13 @@ use crate::Engine;
 
 /// Every engine, in the order `racehorse workloads` lists them.
 pub fn registry() -> Vec<&'static dyn Engine> {
-    vec![&crate::fileserver::FileServer, &crate::dbench::Dbench, &crate::null::Null]
+    vec![
+        &crate::fileserver::FileServer,
+        &crate::dbench::Dbench,
+        &crate::diskio::DiskIo,
+        &crate::fio::Fio,
+        &crate::null::Null,
+    ]
 }
 
 /// Finds an engine by name.

@@ -1,4 +1,5 @@
 //! racehorse-machine: reads /proc and sysfs, captures the environment, and controls CPUs and caches behind a Guard.
+pub mod cgroup;
 pub mod cpuctl;
 pub mod diskstats;
 pub mod env;
@@ -16,6 +17,7 @@ pub mod sampler;
 mod state;
 pub mod vmstat;
 
+pub use cgroup::{detect_memory_cgroup, CgroupLimit, MemoryCgroup, MIN_LIMIT_BYTES};
 pub use cpuctl::{detect_method, online_cpus, parse_cpu_list, possible_cpus, CpuMethod};
 pub use env::Environment;
 pub use error::MachineError;

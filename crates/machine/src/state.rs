@@ -1,6 +1,7 @@
 //! The restore state file: what the Guard changed and the original values, written before any
 //! change (atomically: tmp + rename) so a later start can undo a run killed with SIGKILL.
 
+use crate::cgroup::{self, SavedCgroup};
 use crate::cpuctl::online_file;
 use crate::error::MachineError;
 use crate::root::{read_trim, write_ctl, SysRoot};
@@ -20,6 +21,9 @@ pub(crate) struct SavedState {
     pub online: BTreeMap<u32, String>,
     /// sysctl name (dotted) → original value.
     pub sysctl: BTreeMap<String, String>,
+    /// Child memory cgroup made by `Guard::limit_memory` (absent in files written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<SavedCgroup>,
 }
 
 impl SavedState {
@@ -29,7 +33,7 @@ impl SavedState {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.online.is_empty() && self.sysctl.is_empty()
+        self.online.is_empty() && self.sysctl.is_empty() && self.cgroup.is_none()
     }
 }
 
@@ -114,12 +118,27 @@ fn write_retrying(path: &Path, value: &str) -> Result<(), MachineError> {
     last.map_or(Ok(()), Err)
 }
 
-/// Puts back every value in `state`, removing each entry restored. CPUs that were online are
-/// brought back first, then CPUs that were offline are offlined again from the highest down.
-/// Returns what was restored and the first error (entries that failed stay in `state`).
-pub(crate) fn restore_saved(root: &SysRoot, state: &mut SavedState) -> (Vec<String>, Option<MachineError>) {
+/// Puts back every value in `state`, removing each entry restored. The memory cgroup goes first
+/// (with `move_back`, the owner — this process — is moved back to its original cgroup; without,
+/// the owner is gone). CPUs that were online are brought back next, then CPUs that were offline
+/// are offlined again from the highest down, then sysctls. Every entry is tried; returns what was
+/// restored and the first error (entries that failed stay in `state`).
+pub(crate) fn restore_saved(
+    root: &SysRoot,
+    state: &mut SavedState,
+    move_back: bool,
+) -> (Vec<String>, Option<MachineError>) {
     let mut done = Vec::new();
     let mut first_err = None;
+    if let Some(cg) = &state.cgroup {
+        match cgroup::undo(root, cg, move_back.then_some(state.pid)) {
+            Ok(msg) => {
+                state.cgroup = None;
+                done.push(msg);
+            }
+            Err(e) => first_err = Some(e),
+        }
+    }
     let mut cpus: Vec<(u32, String)> = state.online.iter().map(|(c, v)| (*c, v.clone())).collect();
     cpus.sort_by_key(|(c, v)| (v.as_str() != "1", if v.as_str() == "1" { *c as i64 } else { -(*c as i64) }));
     for (cpu, value) in cpus {
@@ -180,5 +199,51 @@ mod tests {
         assert!(owner_alive(&SysRoot::host(), &s));
         let reused = SavedState { start_ticks: s.start_ticks.map(|t| t + 1), ..s.clone() };
         assert!(!owner_alive(&SysRoot::host(), &reused));
+    }
+
+    /// Changes the real machine: a `sleep` moved into a cgroup made by hand stands for a run
+    /// killed with SIGKILL while limited; `recover` must leave it while the owner lives and
+    /// remove it once the owner is dead.
+    #[test]
+    fn recover_after_sigkill_machine() {
+        struct Cleanup(std::process::Child, PathBuf);
+        impl Drop for Cleanup {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+                let _ = std::fs::remove_dir(&self.1);
+            }
+        }
+        let _l = cgroup::machine_lock();
+        let root = SysRoot::host();
+        let Ok(found) = cgroup::detect_memory_cgroup(&root) else {
+            println!("skipped: no memory cgroup");
+            return;
+        };
+        if crate::root::euid() != 0 || !crate::cpuctl::writable(&found.dir) {
+            println!("skipped: needs root and a writable {}", found.dir.display());
+            return;
+        }
+        let sleeper = std::process::Command::new("sleep").arg("30").spawn().expect("spawn sleep");
+        let pid = sleeper.id();
+        let child = found.dir.join(format!("racehorse-{pid}"));
+        let mut owner = Cleanup(sleeper, child.clone());
+        std::fs::create_dir(&child).expect("mkdir");
+        write_ctl(&child.join("cgroup.procs"), &pid.to_string()).expect("move sleep in");
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("restore.json");
+        let cg =
+            SavedCgroup { version: found.version, original: found.dir.clone(), child, enable_memory: false };
+        let start = start_ticks(Path::new("/proc"), pid);
+        store(&file, &SavedState { pid, start_ticks: start, cgroup: Some(cg), ..Default::default() })
+            .expect("store");
+        assert_eq!(crate::guard::recover(&root, &file).expect("alive"), None, "owner alive: left alone");
+        assert!(owner.1.exists() && file.exists());
+        owner.0.kill().expect("SIGKILL");
+        owner.0.wait().expect("reap");
+        let msg = crate::guard::recover(&root, &file).expect("recover").expect("restored");
+        assert!(msg.contains(&format!("pid {pid}")) && msg.contains("removed cgroup"), "{msg}");
+        assert!(!owner.1.exists() && !file.exists());
+        println!("{msg}");
     }
 }

@@ -5,6 +5,7 @@ use crate::envdiff::{env_diff, EnvDelta};
 use crate::model::{
     group_cells, params_label, split_params, Group, GroupKey, Metric, Side, SideInfo, Verdict,
 };
+use crate::overall::overall_cells;
 use crate::summary::{by_area, overall, summarise, AreaSummary, Overall, SummaryRow};
 use racehorse_core::{Params, WorkUnit};
 use racehorse_stats::{noisy, ratio_ci, CiMethod, RatioCi, Summary};
@@ -157,6 +158,12 @@ pub fn compare<'s>(
     for (s, cells) in news.iter().zip(&new_cells) {
         check_nonempty(s, cells)?;
     }
+    // Seed 001's overall rows for phased workloads, compared like any other point.
+    let base_overall = overall_cells(base_cells.iter().copied());
+    let new_overall: Vec<Vec<_>> = new_cells.iter().map(|c| overall_cells(c.iter().copied())).collect();
+    let base_cells: Vec<_> = base_cells.into_iter().chain(&base_overall).collect();
+    let new_cells: Vec<Vec<_>> =
+        new_cells.into_iter().zip(&new_overall).map(|(c, o)| c.into_iter().chain(o).collect()).collect();
     let base_groups = group_cells(base_cells.iter().copied(), by_variant);
     let new_groups: Vec<_> = new_cells.iter().map(|c| group_cells(c.iter().copied(), by_variant)).collect();
     for (s, g) in news.iter().zip(&new_groups) {
@@ -235,7 +242,7 @@ pub fn describe(groups: &BTreeMap<GroupKey, Group<'_>>) -> String {
     for k in groups.keys() {
         let w = per.entry(k.workload.clone()).or_default();
         for (n, v) in &k.params {
-            w.entry(n.clone()).or_default().insert(v.to_string());
+            w.entry(n.clone()).or_default().insert(crate::model::shown(n, v));
         }
         if !k.variant.is_empty() {
             w.entry("variant".into()).or_default().insert(k.variant.clone());

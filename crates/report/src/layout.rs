@@ -4,7 +4,7 @@
 
 use crate::compare::{Comparison, MetricCompare, Row, WorkloadTable};
 use crate::doc::{Block, Cell, Grid, Tone};
-use crate::model::{Metric, SideInfo};
+use crate::model::{shown, Metric, SideInfo};
 use crate::summary::range_text;
 use crate::units::{date, num, pct, ratio, unit_view};
 
@@ -67,7 +67,7 @@ fn ci_cell(m: &MetricCompare) -> Cell {
 }
 
 /// Display value of a metric mean: throughput or CPU per unit in the table's units.
-fn shown(t: &WorkloadTable, m: Metric, v: Option<f64>) -> String {
+fn mean_shown(t: &WorkloadTable, m: Metric, v: Option<f64>) -> String {
     let u = unit_view(t.unit);
     let scale = if m == Metric::Throughput { u.tput_scale } else { u.cpu_scale };
     v.map_or_else(|| "n/a".into(), |x| num(x * scale))
@@ -96,16 +96,13 @@ fn row_cells(t: &WorkloadTable, row: &Row, side: usize, view: View) -> Option<Ve
     let mut out: Vec<Cell> = if t.columns.is_empty() {
         vec![Cell::plain("all")]
     } else {
-        t.columns
-            .iter()
-            .map(|c| Cell::plain(row.params.get(c).map_or("-".into(), |v| v.to_string())))
-            .collect()
+        t.columns.iter().map(|c| Cell::plain(row.params.get(c).map_or("-".into(), |v| shown(c, v)))).collect()
     };
     for m in Metric::ALL {
         let Some(mc) = cell.metric(m) else { continue };
         if view.absolute {
-            out.push(Cell::plain(shown(t, m, mc.base.map(|s| s.mean))));
-            out.push(Cell::plain(shown(t, m, mc.new.map(|s| s.mean))));
+            out.push(Cell::plain(mean_shown(t, m, mc.base.map(|s| s.mean))));
+            out.push(Cell::plain(mean_shown(t, m, mc.new.map(|s| s.mean))));
         }
         out.push(metric_cell(mc));
         if view.ci {
@@ -134,7 +131,7 @@ pub fn workload_grid(c: &Comparison, t: &WorkloadTable, side: usize, view: View)
         u.cpu_label
     );
     if !t.constant.is_empty() {
-        let fixed: Vec<String> = t.constant.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let fixed: Vec<String> = t.constant.iter().map(|(k, v)| format!("{k}={}", shown(k, v))).collect();
         caption.push_str(&format!("; fixed: {}", fixed.join(" ")));
     }
     let left = t.columns.len().max(1);

@@ -11,6 +11,7 @@ pub mod formats;
 pub mod html;
 pub mod layout;
 pub mod model;
+pub mod overall;
 pub mod runlayout;
 pub mod runreport;
 pub mod summary;

@@ -316,9 +316,33 @@ pub fn load_axis(names: &[String]) -> Option<String> {
     LOAD_AXES.iter().find(|a| names.iter().any(|n| n == *a)).map(|a| a.to_string())
 }
 
-/// `k=v k=v` over the given parameter names (missing ones skipped).
+/// `k=v k=v` over the given parameter names (missing ones skipped), values as [`shown`].
 pub fn params_label(p: &Params, names: &[String]) -> String {
-    names.iter().filter_map(|n| p.get(n).map(|v| format!("{n}={v}"))).collect::<Vec<_>>().join(" ")
+    names
+        .iter()
+        .filter_map(|n| p.get(n).map(|v| format!("{n}={}", shown(n, v))))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Parameters that hold byte sizes (shown with k/m/g), besides names ending in `_bytes`.
+const SIZE_PARAMS: [&str; 4] = ["bs", "size", "file_size", "record_size"];
+
+/// A parameter value as people write it: sizes that are whole KiB, MiB or GiB with their
+/// suffix (`bs=64k`, `size=2g`), everything else as stored.
+pub fn shown(name: &str, v: &Value) -> String {
+    let is_size = SIZE_PARAMS.contains(&name) || name.ends_with("_bytes");
+    match v {
+        Value::Int(b) if is_size && *b > 0 => {
+            for (shift, suffix) in [(30, "g"), (20, "m"), (10, "k")] {
+                if b % (1 << shift) == 0 {
+                    return format!("{}{suffix}", b >> shift);
+                }
+            }
+            b.to_string()
+        }
+        _ => v.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -354,6 +378,15 @@ mod tests {
         assert_eq!(varying, vec!["clients".to_string()]);
         assert_eq!(constant.get("runtime"), Some(&Value::Int(5)));
         assert_eq!(load_axis(&varying).as_deref(), Some("clients"));
+    }
+
+    #[test]
+    fn sizes_show_with_suffixes() {
+        assert_eq!(shown("bs", &Value::Int(65536)), "64k");
+        assert_eq!(shown("size", &Value::Int(2 << 30)), "2g");
+        assert_eq!(shown("size", &Value::Int(1000)), "1000");
+        assert_eq!(shown("procs", &Value::Int(4096)), "4096");
+        assert_eq!(shown("mem_bytes", &Value::Int(3 << 20)), "3m");
     }
 
     #[test]

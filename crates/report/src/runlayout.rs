@@ -3,7 +3,7 @@
 
 use crate::doc::{Block, Cell, Grid, Tone};
 use crate::layout::side_line;
-use crate::model::Metric;
+use crate::model::{shown, Metric};
 use crate::runreport::{RunReport, RunRow, RunTable};
 use crate::units::{num, unit_view};
 
@@ -25,7 +25,7 @@ fn row_cells(t: &RunTable, r: &RunRow) -> Vec<Cell> {
     let mut out: Vec<Cell> = if t.columns.is_empty() {
         vec![Cell::plain("all")]
     } else {
-        t.columns.iter().map(|c| Cell::plain(r.params.get(c).map_or("-".into(), |v| v.to_string()))).collect()
+        t.columns.iter().map(|c| Cell::plain(r.params.get(c).map_or("-".into(), |v| shown(c, v)))).collect()
     };
     out.push(Cell::plain(r.n.to_string()));
     let tput = r.metric(Metric::Throughput);
@@ -57,7 +57,7 @@ pub fn run_doc(r: &RunReport, chart: &dyn Fn(&RunTable) -> Vec<String>) -> Vec<B
         let mut caption =
             format!("{}: throughput in {}, CPU per unit in {}", t.title(), u.tput_label, u.cpu_label);
         if !t.constant.is_empty() {
-            let fixed: Vec<String> = t.constant.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let fixed: Vec<String> = t.constant.iter().map(|(k, v)| format!("{k}={}", shown(k, v))).collect();
             caption.push_str(&format!("; fixed: {}", fixed.join(" ")));
         }
         let mut g = Grid::new("run", caption, header(t), t.columns.len().max(1));

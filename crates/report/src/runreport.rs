@@ -3,6 +3,7 @@
 
 use crate::envdiff::env_pairs;
 use crate::model::{group_cells, params_label, split_params, Metric, Side, SideInfo};
+use crate::overall::overall_cells;
 use racehorse_core::{Params, SamplePoint, WorkUnit};
 use racehorse_stats::{noisy, Summary};
 use std::collections::BTreeMap;
@@ -68,8 +69,9 @@ pub struct RunReport {
 /// Builds the report of one run (or one variant of it).
 pub fn run_report(side: &Side, noisy_cv: f64, area_of: &dyn Fn(&str) -> String) -> RunReport {
     let cells: Vec<_> =
-        side.cells.iter().filter(|c| side.variant.iter().all(|v| &c.spec.variant == v)).cloned().collect();
-    let groups = group_cells(&cells, true);
+        side.cells.iter().filter(|c| side.variant.iter().all(|v| &c.spec.variant == v)).collect();
+    let overall = overall_cells(cells.iter().copied());
+    let groups = group_cells(cells.into_iter().chain(&overall), true);
     let mut by_table: BTreeMap<(String, String), Vec<_>> = BTreeMap::new();
     for (k, g) in &groups {
         by_table.entry((k.workload.clone(), k.variant.clone())).or_default().push(g);

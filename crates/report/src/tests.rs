@@ -232,3 +232,30 @@ mod properties {
         }
     }
 }
+
+/// Turns the `cpus` axis of a synthetic side into IOzone phases (1 → write, 2 → read).
+fn phased(mut side: crate::model::Side) -> crate::model::Side {
+    for c in &mut side.cells {
+        let phase = if c.spec.params.remove("cpus") == Some(racehorse_core::Value::Int(1)) {
+            "write"
+        } else {
+            "read"
+        };
+        c.spec.params.insert("phase".into(), racehorse_core::Value::Str(phase.into()));
+    }
+    side
+}
+
+#[test]
+fn phased_workloads_get_an_overall_row() {
+    let base = phased(synthetic_side(1, "a", &Shape::default()));
+    let new = phased(synthetic_side(2, "b", &faster()));
+    let c = compare(&base, &[new], &CompareOptions::default(), &area).expect("compare");
+    let phases: Vec<String> = c.tables[0].rows.iter().map(|r| r.params["phase"].to_string()).collect();
+    assert_eq!(phases.iter().filter(|p| *p == "overall").count(), 4, "one per client count: {phases:?}");
+    let overall = c.tables[0].rows.iter().find(|r| r.params["phase"].to_string() == "overall").expect("row");
+    let t = overall.sides[0].as_ref().and_then(|s| s.metric(Metric::Throughput)).expect("t");
+    assert!((t.ratio.expect("ratio") - 1.2).abs() < 0.05);
+    let r = run_report(&base, 0.05, &area);
+    assert!(r.tables[0].rows.iter().any(|r| r.label.contains("phase=overall")));
+}

@@ -237,7 +237,7 @@ impl Runner {
 
     /// Applies the sysctls of the variant about to start (restoring the previous ones).
     fn enter_variant(&self, plan: &Plan, index: usize, guard: &mut Guard) -> Result<(), String> {
-        guard.restore().map_err(|e| format!("restoring before variant: {e}"))?;
+        guard.restore_keeping_memory_limit().map_err(|e| format!("restoring before variant: {e}"))?;
         let v = &plan.variants[index];
         for (k, val) in &v.sysctl {
             guard.set_sysctl(k, val).map_err(|e| format!("variant '{}': sysctl {k} = {val}: {e}", v.name))?;

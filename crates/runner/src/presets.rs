@@ -6,7 +6,32 @@ use crate::suite::{Suite, SuiteError};
 pub const PRESETS: &[(&str, &str)] = &[
     ("quick", "fileserver at 1 and 4 clients on 1 and all CPUs, 10 s windows, 2 reps (~2-3 min)"),
     ("standard", "fileserver at 1, 4, 8 and 16 clients on 1..all CPUs, 30 s windows, 3 reps"),
+    (
+        "disk-configs",
+        "seed 004: diskio write/read/randread/randwrite, 8k and 64k records, 1/8/32 processes, direct \
+         and page cache, 2 GiB per cell under a 512 MiB memory limit (root), 3 reps (~1 h)",
+    ),
+    (
+        "disk-regression",
+        "seed 001: the six IOzone phases, 64k records, 512 MiB file, page cache, 3 reps; add targets with \
+         --opt target=/a,/b (~5 min per target)",
+    ),
 ];
+
+/// seed 004's setup: the same 2 GiB footprint per cell (4× the memory limit) split over
+/// the processes, so that reads come from the disk and cells take similar time.
+fn disk_configs() -> String {
+    let mut t = String::from(
+        "name = \"disk-configs\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\nmem_limit = \"512M\"\n",
+    );
+    for (procs, size) in [(1, "2g"), (8, "256m"), (32, "64m")] {
+        t.push_str(&format!(
+            "\n[[workload]]\nengine = \"diskio\"\nphase = [\"write\", \"read\", \"randread\", \"randwrite\"]\n\
+             bs = [\"8k\", \"64k\"]\nprocs = {procs}\nsize = \"{size}\"\ndirect = [true, false]\n"
+        ));
+    }
+    t
+}
 
 fn cpu_axis(all: u32) -> String {
     let mut v: Vec<u32> = vec![1, all.max(1)];
@@ -31,6 +56,12 @@ pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
              [[workload]]\nengine = \"fileserver\"\nclients = [1, 4, 8, 16]\n",
             cpu_range(all_cpus)
         ),
+        "disk-configs" => disk_configs(),
+        "disk-regression" => "name = \"disk-regression\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\n\n\
+             [[workload]]\nengine = \"diskio\"\n\
+             phase = [\"write\", \"rewrite\", \"read\", \"reread\", \"randread\", \"randwrite\"]\n\
+             bs = \"64k\"\nsize = \"512m\"\n"
+            .to_string(),
         _ => return None,
     })
 }

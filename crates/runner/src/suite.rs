@@ -72,6 +72,8 @@ pub struct Suite {
     /// Where disk workloads write; None = the system temp dir.
     pub dir: Option<PathBuf>,
     pub drop_caches: bool,
+    /// Memory limit for the whole run (cgroup), in bytes; None = no limit.
+    pub mem_limit_bytes: Option<u64>,
     pub workloads: Vec<WorkloadEntry>,
     pub variants: Vec<Variant>,
 }
@@ -86,6 +88,7 @@ impl Default for Suite {
             cpus: Vec::new(),
             dir: None,
             drop_caches: true,
+            mem_limit_bytes: None,
             workloads: Vec::new(),
             variants: Vec::new(),
         }
@@ -102,6 +105,7 @@ struct RawSuite {
     cpus: Option<Spanned<toml::Value>>,
     dir: Option<String>,
     drop_caches: Option<bool>,
+    mem_limit: Option<Spanned<String>>,
     #[serde(default)]
     workload: Vec<Spanned<toml::Table>>,
     #[serde(default)]
@@ -265,6 +269,11 @@ impl Suite {
         }
         suite.dir = raw.dir.map(PathBuf::from);
         suite.drop_caches = raw.drop_caches.unwrap_or(true);
+        if let Some(v) = raw.mem_limit {
+            suite.mem_limit_bytes = Some(
+                mem_limit_value(v.get_ref()).map_err(|e| at(v.span().start, format!("mem_limit: {e}")))?,
+            );
+        }
         for w in &raw.workload {
             suite.workloads.push(workload_from_table(w.get_ref()).map_err(|e| at(w.span().start, e))?);
         }
@@ -282,6 +291,19 @@ impl Suite {
         }
         Ok(suite)
     }
+}
+
+/// The smallest memory limit accepted: below it the harness itself would not fit.
+pub const MIN_MEM_LIMIT_BYTES: u64 = 16 << 20;
+
+/// Parses a memory limit such as `512M` or `2g` (k/m/g = powers of 1024).
+pub fn mem_limit_value(text: &str) -> Result<u64, String> {
+    let bytes = racehorse_engines::options::parse_size(text)
+        .ok_or_else(|| format!("'{text}' is not a size; write e.g. \"512M\" or \"2G\""))?;
+    if bytes < MIN_MEM_LIMIT_BYTES {
+        return Err(format!("'{text}' is below the smallest limit, {} MiB", MIN_MEM_LIMIT_BYTES >> 20));
+    }
+    Ok(bytes)
 }
 
 fn variant_from_raw(rv: RawVariant) -> Result<Variant, String> {
@@ -366,6 +388,8 @@ sysctl = { "vm.swappiness" = 10 }
             ("[[workload]]\nengine=\"null\"\nclients = 0", "outside"),
             ("bogus = 1\n[[workload]]\nengine=\"null\"", "bogus"),
             ("name = \"x\"", "no [[workload]]"),
+            ("mem_limit = \"1M\"\n[[workload]]\nengine=\"null\"", "smallest limit"),
+            ("mem_limit = \"lots\"\n[[workload]]\nengine=\"null\"", "not a size"),
         ] {
             let e = Suite::parse("s.toml", text).unwrap_err().to_string();
             assert!(e.contains(needle), "{text:?} gave {e}");
@@ -389,6 +413,13 @@ sysctl = { "vm.swappiness" = 10 }
             let text = format!("[[workload]]\nengine = \"null\"\n{key} = {val}\n");
             let _ = Suite::parse("f.toml", &text);
         }
+    }
+
+    #[test]
+    fn mem_limit_is_read_in_bytes() {
+        let s = Suite::parse("s.toml", "mem_limit = \"512M\"\n[[workload]]\nengine=\"null\"").unwrap();
+        assert_eq!(s.mem_limit_bytes, Some(512 << 20));
+        assert_eq!(Suite::parse("s.toml", "[[workload]]\nengine=\"null\"").unwrap().mem_limit_bytes, None);
     }
 
     #[test]

@@ -1,0 +1,232 @@
+//! The `diskio` option table and a cell's validated configuration: phase, processes, record
+//! and file sizes, direct I/O, fsync inside the timing, I/O engine and depth, target.
+
+use super::pattern::{IoDir, Pattern};
+use crate::{CellContext, EngineError, OptKind, OptionSpec};
+use std::path::PathBuf;
+
+pub const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "phase",
+        kind: OptKind::Choice(&["write", "rewrite", "read", "reread", "randread", "randwrite", "randrw"]),
+        default: "read",
+        help: "IOzone phase (write creates the files, rewrite overwrites them, read is cold, reread warm, \
+               random phases use record-aligned offsets) or fio's randrw",
+    },
+    OptionSpec {
+        name: "procs",
+        kind: OptKind::Int { min: 1, max: 1024 },
+        default: "1",
+        help: "processes (worker threads), each on its own file (IOzone -t, fio numjobs)",
+    },
+    OptionSpec {
+        name: "bs",
+        kind: OptKind::Size { min: 512, max: 64 << 20 },
+        default: "64k",
+        help: "record size: bytes per read or write (IOzone -r, fio bs)",
+    },
+    OptionSpec {
+        name: "size",
+        kind: OptKind::Size { min: 4096, max: 1 << 40 },
+        default: "64m",
+        help: "file size per process (IOzone -s, fio size); a multiple of bs",
+    },
+    OptionSpec {
+        name: "direct",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "O_DIRECT: bypass the page cache (IOzone -I, fio direct=1)",
+    },
+    OptionSpec {
+        name: "fsync",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "fsync each file inside the timed part, after its writes (IOzone -e, fio end_fsync)",
+    },
+    OptionSpec {
+        name: "ioengine",
+        kind: OptKind::Choice(&["psync", "io_uring"]),
+        default: "psync",
+        help: "psync: one pread/pwrite at a time; io_uring: iodepth operations held in flight",
+    },
+    OptionSpec {
+        name: "iodepth",
+        kind: OptKind::Int { min: 1, max: 4096 },
+        default: "1",
+        help: "operations in flight per process (io_uring only)",
+    },
+    OptionSpec {
+        name: "rwmixread",
+        kind: OptKind::Int { min: 0, max: 100 },
+        default: "50",
+        help: "percentage of reads in randrw",
+    },
+    OptionSpec {
+        name: "timed",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "false: one pass per process, window ends at the first to finish (IOzone stonewall); \
+               true: loop until the runtime window ends (fio time_based)",
+    },
+    OptionSpec {
+        name: "target",
+        kind: OptKind::Str,
+        default: "",
+        help: "directory for the test files (default: the cell's work directory); several targets \
+               as an axis compare disks or volumes",
+    },
+];
+
+/// A phase of IOzone (or fio's randrw).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskPhase {
+    Write,
+    Rewrite,
+    Read,
+    Reread,
+    RandRead,
+    RandWrite,
+    RandRw,
+}
+
+impl DiskPhase {
+    pub fn parse(s: &str) -> Option<DiskPhase> {
+        Some(match s {
+            "write" => DiskPhase::Write,
+            "rewrite" => DiskPhase::Rewrite,
+            "read" => DiskPhase::Read,
+            "reread" => DiskPhase::Reread,
+            "randread" => DiskPhase::RandRead,
+            "randwrite" => DiskPhase::RandWrite,
+            "randrw" => DiskPhase::RandRw,
+            _ => return None,
+        })
+    }
+
+    /// The files must exist (laid out untimed in prepare) before the phase.
+    pub fn needs_layout(self) -> bool {
+        self != DiskPhase::Write
+    }
+
+    /// The phase writes.
+    pub fn writes(self) -> bool {
+        matches!(self, DiskPhase::Write | DiskPhase::Rewrite | DiskPhase::RandWrite | DiskPhase::RandRw)
+    }
+
+    /// The phase reads.
+    pub fn reads(self) -> bool {
+        !matches!(self, DiskPhase::Write | DiskPhase::Rewrite | DiskPhase::RandWrite)
+    }
+
+    /// Reads should find the file out of the page cache (IOzone's read after write with a
+    /// cold cache; reread is the warm case).
+    pub fn cold(self) -> bool {
+        matches!(self, DiskPhase::Read | DiskPhase::RandRead | DiskPhase::RandRw)
+    }
+}
+
+/// A validated cell configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiskConfig {
+    pub phase: DiskPhase,
+    pub procs: usize,
+    pub bs_bytes: u64,
+    pub size_bytes: u64,
+    pub direct: bool,
+    pub fsync: bool,
+    pub ioengine: String,
+    pub iodepth: u32,
+    pub rwmixread: u32,
+    pub timed: bool,
+    /// Directory under which the cell's files live.
+    pub target: PathBuf,
+}
+
+impl DiskConfig {
+    pub fn from_ctx(ctx: &CellContext) -> Result<DiskConfig, EngineError> {
+        let phase_text = ctx.get_str("phase")?;
+        let phase = DiskPhase::parse(phase_text).ok_or_else(|| {
+            EngineError::Usage(format!(
+                "option 'phase': '{phase_text}' is not one of write, rewrite, read, reread, randread, randwrite, randrw"
+            ))
+        })?;
+        let target = match ctx.spec.params.get("target").and_then(|v| v.as_str()) {
+            Some(t) if !t.is_empty() => PathBuf::from(t),
+            _ => ctx.work_dir.clone(),
+        };
+        let cfg = DiskConfig {
+            phase,
+            procs: ctx.get_u64("procs")? as usize,
+            bs_bytes: ctx.get_u64("bs")?,
+            size_bytes: ctx.get_u64("size")?,
+            direct: ctx.get_bool("direct")?,
+            fsync: ctx.get_bool("fsync")?,
+            ioengine: ctx.get_str("ioengine")?.to_string(),
+            iodepth: u32::try_from(ctx.get_u64("iodepth")?).unwrap_or(u32::MAX),
+            rwmixread: u32::try_from(ctx.get_u64("rwmixread")?).unwrap_or(101),
+            timed: ctx.get_bool("timed")?,
+            target,
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), EngineError> {
+        let usage = |m: String| Err(EngineError::Usage(m));
+        if self.procs == 0 {
+            return usage("option 'procs' must be at least 1".into());
+        }
+        if self.bs_bytes == 0
+            || self.size_bytes < self.bs_bytes
+            || !self.size_bytes.is_multiple_of(self.bs_bytes)
+        {
+            return usage(format!(
+                "option 'size' ({} bytes) must be a positive multiple of 'bs' ({} bytes)",
+                self.size_bytes, self.bs_bytes
+            ));
+        }
+        if self.direct && !self.bs_bytes.is_multiple_of(512) {
+            return usage(format!(
+                "direct I/O needs 'bs' to be a multiple of 512 bytes; got {}",
+                self.bs_bytes
+            ));
+        }
+        if self.ioengine == "psync" && self.iodepth > 1 {
+            return usage(format!(
+                "iodepth={} needs ioengine=io_uring (psync does one operation at a time)",
+                self.iodepth
+            ));
+        }
+        if self.rwmixread > 100 {
+            return usage(format!("option 'rwmixread' must be 0..100; got {}", self.rwmixread));
+        }
+        Ok(())
+    }
+
+    /// Bytes the cell's files occupy.
+    pub fn footprint_bytes(&self) -> u64 {
+        self.size_bytes.saturating_mul(self.procs as u64)
+    }
+
+    /// Records per file.
+    pub fn records(&self) -> u64 {
+        self.size_bytes / self.bs_bytes
+    }
+
+    /// The operation sequence of worker `i`: one pass (records ops) or endless when timed.
+    pub fn pattern(&self, i: usize) -> Pattern {
+        let seed = 0x5eed_0000_u64 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let ops = (!self.timed).then(|| self.records());
+        match self.phase {
+            DiskPhase::Write | DiskPhase::Rewrite => {
+                Pattern::sequential(IoDir::Write, self.size_bytes, self.bs_bytes, self.timed)
+            }
+            DiskPhase::Read | DiskPhase::Reread => {
+                Pattern::sequential(IoDir::Read, self.size_bytes, self.bs_bytes, self.timed)
+            }
+            DiskPhase::RandRead => Pattern::random(IoDir::Read, self.size_bytes, self.bs_bytes, ops, seed),
+            DiskPhase::RandWrite => Pattern::random(IoDir::Write, self.size_bytes, self.bs_bytes, ops, seed),
+            DiskPhase::RandRw => Pattern::mixed(self.rwmixread, self.size_bytes, self.bs_bytes, ops, seed),
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The cell's test files: checks on the target (exists, writable, enough free space),
+//! untimed layout for phases that need existing data, the cache state before the window
+//! (cold or warm), and removal on every path (cleanup and Drop).
+
+use super::config::DiskConfig;
+use super::io::{evict_from_cache, free_bytes, fsync, open_file, AlignedBuf, OpenMode};
+use crate::EngineError;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Bytes per write when laying out files (untimed).
+const LAYOUT_CHUNK_BYTES: usize = 1 << 20;
+
+/// Free space to leave on the filesystem beyond the files themselves.
+const SPARE_BYTES: u64 = 64 << 20;
+
+/// A directory of per-process files, removed when dropped.
+#[derive(Debug)]
+pub struct TestFiles {
+    pub dir: PathBuf,
+    pub paths: Vec<PathBuf>,
+}
+
+impl TestFiles {
+    /// Checks the target and creates `racehorse-diskio-<pid>-<n>` under it with one file
+    /// name per process (files are not created yet).
+    pub fn create(cfg: &DiskConfig, cell_nonce: u64) -> Result<TestFiles, EngineError> {
+        check_target(&cfg.target)?;
+        let need = cfg.footprint_bytes().saturating_add(SPARE_BYTES);
+        let free = free_bytes(&cfg.target)?;
+        if need > free {
+            return Err(EngineError::Usage(format!(
+                "{} has {} MiB free but the cell needs {} MiB ({} processes × {} MiB, plus {} MiB spare); \
+                 reduce 'size' or 'procs', or choose another 'target'",
+                cfg.target.display(),
+                free >> 20,
+                need >> 20,
+                cfg.procs,
+                cfg.size_bytes >> 20,
+                SPARE_BYTES >> 20
+            )));
+        }
+        let dir = cfg.target.join(format!("racehorse-diskio-{}-{cell_nonce}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| EngineError::io("cannot create the test directory", &dir, e))?;
+        let paths = (0..cfg.procs).map(|i| dir.join(format!("file.{i}"))).collect();
+        Ok(TestFiles { dir, paths })
+    }
+
+    /// Writes every file fully (untimed), fsyncs it, then sets the cache state the phase
+    /// expects: evicted for cold reads, read once for reread.
+    pub fn prepare(&self, cfg: &DiskConfig) -> Result<(), EngineError> {
+        for p in &self.paths {
+            if cfg.phase.needs_layout() {
+                layout(p, cfg.size_bytes)?;
+            } else {
+                let _ = std::fs::remove_file(p);
+            }
+            if cfg.phase.cold() && !cfg.direct {
+                let f = open_file(p, OpenMode::default())?;
+                evict_from_cache(&f, p)?;
+            }
+            if cfg.phase == super::config::DiskPhase::Reread && !cfg.direct {
+                warm(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the files and the directory.
+    pub fn remove(&self) -> Result<(), EngineError> {
+        if self.dir.exists() {
+            std::fs::remove_dir_all(&self.dir)
+                .map_err(|e| EngineError::io("cannot remove the test directory", &self.dir, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TestFiles {
+    fn drop(&mut self) {
+        let _ = self.remove();
+    }
+}
+
+/// The target must be an existing, writable directory.
+fn check_target(dir: &Path) -> Result<(), EngineError> {
+    let meta = std::fs::metadata(dir).map_err(|e| {
+        EngineError::Usage(format!(
+            "target {} cannot be used: {e}; create it or choose another",
+            dir.display()
+        ))
+    })?;
+    if !meta.is_dir() {
+        return Err(EngineError::Usage(format!(
+            "target {} is not a directory; diskio writes files into a directory",
+            dir.display()
+        )));
+    }
+    let probe = dir.join(format!(".racehorse-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"x").map_err(|e| {
+        EngineError::Usage(format!(
+            "target {} is not writable: {e}; choose another or fix its permissions",
+            dir.display()
+        ))
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Writes `size_bytes` of pattern data to `path` and fsyncs it.
+fn layout(path: &Path, size_bytes: u64) -> Result<(), EngineError> {
+    let f = open_file(path, OpenMode { write: true, create_truncate: true, direct: false })?;
+    let buf = AlignedBuf::new(LAYOUT_CHUNK_BYTES)?;
+    let mut off = 0u64;
+    while off < size_bytes {
+        let n = (size_bytes - off).min(LAYOUT_CHUNK_BYTES as u64) as usize;
+        f.write_all_at(&buf.as_slice()[..n], off)
+            .map_err(|e| EngineError::io("cannot lay out the test file", path, e))?;
+        off += n as u64;
+    }
+    fsync(&f, path)
+}
+
+/// Reads the whole file once so that it is in the page cache.
+fn warm(path: &Path) -> Result<(), EngineError> {
+    let mut f = open_file(path, OpenMode::default())?;
+    let mut buf = vec![0u8; LAYOUT_CHUNK_BYTES];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) => return Err(EngineError::io("cannot read the test file", path, e)),
+        }
+    }
+}

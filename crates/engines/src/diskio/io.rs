@@ -1,0 +1,598 @@
+//! Low-level disk I/O of the diskio engine: opening files (O_DIRECT), the `psync` and `io_uring` engines
+//! that run a [`Pattern`] against one file, and cache/fsync/free-space helpers. The aligned data buffers
+//! live in `pattern.rs` (with the data pattern they hold) and are re-exported here.
+
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::mem::ManuallyDrop;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::Instant;
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use super::pattern::{stamp_blocks, IoDir, Pattern};
+pub use super::pattern::{AlignedBuf, BUF_ALIGN_BYTES};
+use crate::error::EngineError;
+
+/// The engine names [`engine`] accepts.
+pub const ENGINE_NAMES: [&str; 2] = ["psync", "io_uring"];
+/// Largest io_uring queue depth (the kernel's IORING_MAX_ENTRIES).
+pub const MAX_URING_DEPTH: u32 = 32768;
+
+/// How [`open_file`] opens a file. The file is always readable; `create_truncate` implies `write`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OpenMode {
+    pub write: bool,
+    pub create_truncate: bool,
+    pub direct: bool,
+}
+
+/// Opens `path` for reading (and writing with `write`/`create_truncate`, creating it with mode 0644);
+/// with `direct`, O_DIRECT. EINVAL on an O_DIRECT open means the filesystem doesn't support it.
+pub fn open_file(path: &Path, mode: OpenMode) -> Result<File, EngineError> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(mode.write || mode.create_truncate);
+    if mode.create_truncate {
+        opts.create(true).truncate(true).mode(0o644);
+    }
+    if mode.direct {
+        opts.custom_flags(libc::O_DIRECT);
+    }
+    let file = opts.open(path).map_err(|e| open_error(path, mode, &e))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(open_error(path, mode, &io::Error::from_raw_os_error(libc::EISDIR)));
+    }
+    Ok(file)
+}
+
+fn direct_unsupported(path: &str) -> EngineError {
+    EngineError::Usage(format!(
+        "O_DIRECT is not supported by the filesystem of {path}; use direct=false or another target"
+    ))
+}
+
+fn open_error(path: &Path, mode: OpenMode, e: &io::Error) -> EngineError {
+    let shown = path.display();
+    let how = if mode.write || mode.create_truncate { "reading and writing" } else { "reading" };
+    match e.raw_os_error() {
+        Some(libc::EINVAL) if mode.direct => direct_unsupported(&shown.to_string()),
+        Some(libc::ENOENT) if mode.create_truncate => EngineError::Usage(format!(
+            "cannot create {shown}: its directory does not exist ({e}); create the directory or choose another target"
+        )),
+        Some(libc::ENOENT) => EngineError::Usage(format!(
+            "cannot open {shown}: no such file ({e}); lay the file out first or choose another target"
+        )),
+        Some(libc::EACCES | libc::EPERM | libc::EROFS) => EngineError::Usage(format!(
+            "cannot open {shown} for {how}: {e}; choose a target you may write to"
+        )),
+        Some(libc::EISDIR) => {
+            EngineError::Usage(format!("{shown} is a directory; give a file path inside it as the target"))
+        }
+        _ => EngineError::Failed(format!("cannot open {shown} for {how}: {e}")),
+    }
+}
+
+/// The path behind an open file, for messages (via /proc/self/fd), or "fd N" when unknown.
+fn file_name(file: &File) -> String {
+    let fd = file.as_raw_fd();
+    match std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+        Ok(p) => p.display().to_string(),
+        Err(_) => format!("fd {fd}"),
+    }
+}
+
+/// Whether the file was opened with O_DIRECT.
+fn is_direct(file: &File) -> bool {
+    // SAFETY: F_GETFL on a descriptor we borrow; no memory is passed.
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    flags >= 0 && flags & libc::O_DIRECT != 0
+}
+
+fn dir_word(dir: IoDir) -> &'static str {
+    match dir {
+        IoDir::Read => "read",
+        IoDir::Write => "write",
+    }
+}
+
+/// Maps an error of one operation to an EngineError naming the file and offset.
+fn op_error(file: &File, direct: bool, dir: IoDir, offset: u64, len: usize, e: &io::Error) -> EngineError {
+    let name = file_name(file);
+    let what = dir_word(dir);
+    if direct && e.raw_os_error() == Some(libc::EINVAL) {
+        return EngineError::Usage(format!(
+            "O_DIRECT is not supported by the filesystem of {name} (EINVAL on a {len}-byte {what} at offset \
+             {offset}; bs must also be a multiple of the device's logical block size); \
+             use direct=false or another target"
+        ));
+    }
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        return EngineError::Failed(format!("{e} in {name} (the file is shorter than the run expects)"));
+    }
+    EngineError::Failed(format!("{what} of {len} bytes at offset {offset} in {name} failed: {e}"))
+}
+
+/// The error for a transfer of 0 bytes before the record was complete.
+fn zero_transfer(dir: IoDir, offset: u64) -> io::Error {
+    match dir {
+        IoDir::Read => {
+            io::Error::new(io::ErrorKind::UnexpectedEof, format!("unexpected end of file at offset {offset}"))
+        }
+        IoDir::Write => {
+            io::Error::new(io::ErrorKind::WriteZero, format!("write of 0 bytes at offset {offset}"))
+        }
+    }
+}
+
+/// One finished operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Done {
+    pub dir: IoDir,
+    pub bytes: u64,
+    pub latency_ns: u64,
+}
+
+/// What `on_done` wants next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// Totals of one [`IoEngine::run`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    pub ops: u64,
+    pub bytes: u64,
+    pub max_in_flight: u32,
+}
+
+/// An I/O engine runs a pattern against one open file, reporting each completion. It returns when the
+/// pattern ends or `on_done` returns Stop (after draining what is in flight; drained completions are
+/// still reported to `on_done` but their Flow is ignored). The pattern's bs must not exceed the bs the
+/// engine was built with (only the first `pattern.bs_bytes()` bytes of each buffer are used).
+pub trait IoEngine: Send {
+    fn run(
+        &mut self,
+        file: &File,
+        pattern: &mut Pattern,
+        on_done: &mut dyn FnMut(Done) -> Flow,
+    ) -> Result<RunStats, EngineError>;
+    fn name(&self) -> &'static str;
+}
+
+/// The record size to use for `pattern` with buffers of `buf_bytes`.
+fn record_bytes(pattern: &Pattern, buf_bytes: usize) -> Result<usize, EngineError> {
+    match usize::try_from(pattern.bs_bytes()) {
+        Ok(bs) if bs > 0 && bs <= buf_bytes => Ok(bs),
+        _ => Err(EngineError::Usage(format!(
+            "the pattern's bs={} bytes does not fit the engine's {buf_bytes}-byte buffers; \
+             build the engine with the same bs",
+            pattern.bs_bytes()
+        ))),
+    }
+}
+
+fn elapsed_ns(since: Instant, now: Instant) -> u64 {
+    u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX).max(1)
+}
+
+/// `psync`: pread/pwrite, one op at a time; loops on short transfers (retrying EINTR); a read returning
+/// 0 before the record is complete is an error.
+pub struct Psync {
+    buf: AlignedBuf,
+}
+
+impl Psync {
+    pub fn new(bs_bytes: usize) -> Result<Psync, EngineError> {
+        Ok(Psync { buf: AlignedBuf::new(bs_bytes)? })
+    }
+}
+
+/// pread/pwrite all of `buf` at `offset`, continuing after short transfers and EINTR.
+fn transfer_full(file: &File, dir: IoDir, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let at = offset + done as u64;
+        let res = match dir {
+            IoDir::Read => file.read_at(&mut buf[done..], at),
+            IoDir::Write => file.write_at(&buf[done..], at),
+        };
+        match res {
+            Ok(0) => return Err(zero_transfer(dir, at)),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+impl IoEngine for Psync {
+    fn run(
+        &mut self,
+        file: &File,
+        pattern: &mut Pattern,
+        on_done: &mut dyn FnMut(Done) -> Flow,
+    ) -> Result<RunStats, EngineError> {
+        let bs = record_bytes(pattern, self.buf.len())?;
+        let direct = is_direct(file);
+        let mut stats = RunStats::default();
+        while let Some((dir, offset)) = pattern.next() {
+            let buf = &mut self.buf.as_mut_slice()[..bs];
+            if dir == IoDir::Write {
+                stamp_blocks(buf, offset);
+            }
+            let start = Instant::now();
+            let res = transfer_full(file, dir, buf, offset);
+            let latency_ns = elapsed_ns(start, Instant::now());
+            res.map_err(|e| op_error(file, direct, dir, offset, bs, &e))?;
+            stats.ops += 1;
+            stats.bytes += bs as u64;
+            stats.max_in_flight = 1;
+            if on_done(Done { dir, bytes: bs as u64, latency_ns }) == Flow::Stop {
+                break;
+            }
+        }
+        Ok(stats)
+    }
+
+    fn name(&self) -> &'static str {
+        "psync"
+    }
+}
+
+/// State of one io_uring slot (one buffer of bs bytes).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    dir: IoDir,
+    offset: u64,
+    /// Bytes already transferred (a buffered short transfer resubmits the rest).
+    done_bytes: usize,
+    submitted: Instant,
+}
+
+/// `io_uring`: keeps up to `depth` operations in flight, each in its own bs-sized slot of one aligned
+/// buffer, using READ/WRITE opcodes with explicit offsets. Latency = reap time − submission time.
+///
+/// Short transfers: with O_DIRECT they are reported as errors; on buffered files the remainder is
+/// resubmitted (latency still counts from the first submission); a read that returns 0 bytes before the
+/// record is complete is "unexpected end of file". EINTR/EAGAIN completions are resubmitted.
+/// On an error the engine stops submitting, drains what is in flight, and returns the first error.
+pub struct Uring {
+    ring: IoUring,
+    bufs: ManuallyDrop<AlignedBuf>,
+    bs_bytes: usize,
+    depth: u32,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    /// Set while operations may be in the kernel; still set after an aborted run (a failed submit or a
+    /// panic in `on_done`), in which case the buffers are leaked on drop rather than freed under the kernel.
+    maybe_in_flight: bool,
+}
+
+impl Uring {
+    pub fn new(bs_bytes: usize, depth: u32) -> Result<Uring, EngineError> {
+        if depth == 0 || depth > MAX_URING_DEPTH {
+            return Err(EngineError::Usage(format!(
+                "iodepth={depth} is out of range for io_uring; use 1..={MAX_URING_DEPTH}"
+            )));
+        }
+        if bs_bytes == 0 {
+            return Err(EngineError::Usage("bs must be > 0".into()));
+        }
+        let total = bs_bytes.checked_mul(depth as usize).ok_or_else(|| {
+            EngineError::Usage(format!("bs={bs_bytes} × iodepth={depth} is too large; lower one of them"))
+        })?;
+        let bufs = AlignedBuf::new(total)?;
+        let ring = IoUring::new(depth.next_power_of_two()).map_err(|e| {
+            EngineError::Usage(format!("io_uring is not available here ({e}); use ioengine=psync"))
+        })?;
+        let now = Instant::now();
+        let slots = vec![Slot { dir: IoDir::Read, offset: 0, done_bytes: 0, submitted: now }; depth as usize];
+        Ok(Uring {
+            ring,
+            bufs: ManuallyDrop::new(bufs),
+            bs_bytes,
+            depth,
+            slots,
+            free: (0..depth as usize).rev().collect(),
+            maybe_in_flight: false,
+        })
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        if !self.maybe_in_flight {
+            // SAFETY: no operation references the buffers any more, and they are dropped only here.
+            unsafe { ManuallyDrop::drop(&mut self.bufs) }
+        }
+    }
+}
+
+/// What one run needs to know about its file.
+struct RunCtx<'a> {
+    file: &'a File,
+    fd: types::Fd,
+    direct: bool,
+    bs: usize,
+}
+
+/// Progress of one run.
+#[derive(Default)]
+struct RunState {
+    stats: RunStats,
+    in_flight: u32,
+    stopping: bool,
+    exhausted: bool,
+    first_err: Option<EngineError>,
+    /// Slots pushed since the last submit; they get their submission time just before it.
+    just_pushed: Vec<usize>,
+    cqes: Vec<(u64, i32)>,
+}
+
+impl RunState {
+    fn fail(&mut self, err: EngineError) {
+        self.stopping = true;
+        if self.first_err.is_none() {
+            self.first_err = Some(err);
+        }
+    }
+}
+
+impl Uring {
+    /// Queues the (remaining part of the) operation in `slot`.
+    fn push(&mut self, ctx: &RunCtx, idx: usize) -> Result<(), EngineError> {
+        let slot = self.slots[idx];
+        let start = idx * self.bs_bytes + slot.done_bytes;
+        let ptr = self.bufs.raw_at(start);
+        let len = (ctx.bs - slot.done_bytes) as u32;
+        let offset = slot.offset + slot.done_bytes as u64;
+        let entry: squeue::Entry = match slot.dir {
+            IoDir::Read => opcode::Read::new(ctx.fd, ptr, len).offset(offset).build(),
+            IoDir::Write => opcode::Write::new(ctx.fd, ptr, len).offset(offset).build(),
+        };
+        let entry = entry.user_data(idx as u64);
+        // SAFETY: the buffer range [start, start+len) belongs to this slot alone and lives in self.bufs,
+        // which is neither freed nor reused until the completion is reaped (run always drains, and
+        // Drop leaks the buffers if a run was aborted). The fd is borrowed for the whole run.
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        pushed.map_err(|_| EngineError::Failed("io_uring submission queue unexpectedly full".into()))
+    }
+
+    /// Starts new operations from the pattern in every free slot.
+    fn fill(&mut self, ctx: &RunCtx, pattern: &mut Pattern, st: &mut RunState) -> Result<(), EngineError> {
+        while st.in_flight < self.depth {
+            let Some(&idx) = self.free.last() else { break };
+            let Some((dir, offset)) = pattern.next() else {
+                st.exhausted = true;
+                break;
+            };
+            self.free.pop();
+            let submitted = self.slots[idx].submitted; // set for real just before the submit
+            self.slots[idx] = Slot { dir, offset, done_bytes: 0, submitted };
+            if dir == IoDir::Write {
+                // SAFETY: this slot's range is inside the buffer and idle (the slot was free), so no
+                // operation is using it; other slots are not touched.
+                let slot_buf =
+                    unsafe { std::slice::from_raw_parts_mut(self.bufs.raw_at(idx * self.bs_bytes), ctx.bs) };
+                stamp_blocks(slot_buf, offset);
+            }
+            self.push(ctx, idx)?;
+            st.in_flight += 1;
+            st.just_pushed.push(idx);
+        }
+        Ok(())
+    }
+
+    /// Submits everything queued and waits for at least one completion.
+    fn submit_and_wait(&mut self, ctx: &RunCtx, st: &mut RunState) -> Result<(), EngineError> {
+        let now = Instant::now();
+        for idx in st.just_pushed.drain(..) {
+            self.slots[idx].submitted = now;
+        }
+        loop {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) => {
+                    return Err(EngineError::Failed(format!(
+                        "io_uring submit failed on {}: {e}",
+                        file_name(ctx.file)
+                    )))
+                }
+            }
+        }
+    }
+
+    /// Handles every completion that is ready.
+    fn reap(&mut self, ctx: &RunCtx, st: &mut RunState, on_done: &mut dyn FnMut(Done) -> Flow) {
+        let now = Instant::now();
+        let mut cqes = std::mem::take(&mut st.cqes);
+        cqes.extend(self.ring.completion().map(|c| (c.user_data(), c.result())));
+        for &(user_data, res) in &cqes {
+            self.complete(ctx, st, user_data as usize, res, now, on_done);
+        }
+        cqes.clear();
+        st.cqes = cqes;
+    }
+
+    fn complete(
+        &mut self,
+        ctx: &RunCtx,
+        st: &mut RunState,
+        idx: usize,
+        res: i32,
+        now: Instant,
+        on_done: &mut dyn FnMut(Done) -> Flow,
+    ) {
+        st.in_flight -= 1;
+        let Some(slot) = self.slots.get_mut(idx) else {
+            st.fail(EngineError::Failed(format!("io_uring returned an unknown operation id {idx}")));
+            return;
+        };
+        let at = slot.offset + slot.done_bytes as u64;
+        let (dir, offset) = (slot.dir, slot.offset);
+        let outcome = match usize::try_from(res) {
+            Err(_) => Err(io::Error::from_raw_os_error(-res)),
+            Ok(0) => Err(zero_transfer(dir, at)),
+            Ok(n) => {
+                slot.done_bytes += n;
+                Ok(slot.done_bytes)
+            }
+        };
+        let retry = match &outcome {
+            Err(e) => matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN)),
+            Ok(done) => *done < ctx.bs && !ctx.direct,
+        };
+        if retry && st.first_err.is_none() {
+            match self.push(ctx, idx) {
+                Ok(()) => st.in_flight += 1,
+                Err(e) => {
+                    self.free.push(idx);
+                    st.fail(e);
+                }
+            }
+            return;
+        }
+        self.free.push(idx);
+        match outcome {
+            Err(e) => st.fail(op_error(ctx.file, ctx.direct, dir, offset, ctx.bs, &e)),
+            Ok(done) if done < ctx.bs => st.fail(EngineError::Failed(format!(
+                "short {}{}: {done} of {} bytes at offset {offset} in {}",
+                dir_word(dir),
+                if ctx.direct { " with O_DIRECT" } else { "" },
+                ctx.bs,
+                file_name(ctx.file)
+            ))),
+            Ok(_) => {
+                let latency_ns = elapsed_ns(self.slots[idx].submitted, now);
+                st.stats.ops += 1;
+                st.stats.bytes += ctx.bs as u64;
+                if on_done(Done { dir, bytes: ctx.bs as u64, latency_ns }) == Flow::Stop {
+                    st.stopping = true;
+                }
+            }
+        }
+    }
+}
+
+impl IoEngine for Uring {
+    fn run(
+        &mut self,
+        file: &File,
+        pattern: &mut Pattern,
+        on_done: &mut dyn FnMut(Done) -> Flow,
+    ) -> Result<RunStats, EngineError> {
+        if self.maybe_in_flight {
+            return Err(EngineError::Failed(
+                "this io_uring engine was left unusable by an earlier failed run; build a new one".into(),
+            ));
+        }
+        let bs = record_bytes(pattern, self.bs_bytes)?;
+        let ctx = RunCtx { file, fd: types::Fd(file.as_raw_fd()), direct: is_direct(file), bs };
+        let mut st = RunState::default();
+        self.maybe_in_flight = true;
+        loop {
+            if !st.stopping && !st.exhausted {
+                if let Err(e) = self.fill(&ctx, pattern, &mut st) {
+                    st.fail(e);
+                }
+            }
+            st.stats.max_in_flight = st.stats.max_in_flight.max(st.in_flight);
+            if st.in_flight == 0 {
+                break;
+            }
+            // A failed submit leaves the ring in an unknown state: keep maybe_in_flight set.
+            self.submit_and_wait(&ctx, &mut st)?;
+            self.reap(&ctx, &mut st, on_done);
+        }
+        self.maybe_in_flight = false;
+        match st.first_err {
+            Some(e) => Err(e),
+            None => Ok(st.stats),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+}
+
+/// Builds an engine by name: "psync" (which ignores `depth`) or "io_uring".
+pub fn engine(name: &str, bs_bytes: usize, depth: u32) -> Result<Box<dyn IoEngine>, EngineError> {
+    match name {
+        "psync" => Ok(Box::new(Psync::new(bs_bytes)?)),
+        "io_uring" => Ok(Box::new(Uring::new(bs_bytes, depth)?)),
+        other => Err(EngineError::Usage(format!(
+            "unknown ioengine '{other}'; valid ioengines are: {}",
+            ENGINE_NAMES.join(", ")
+        ))),
+    }
+}
+
+/// fsync the file (for fsync-inside-timing).
+pub fn fsync(file: &File, path: &Path) -> Result<(), EngineError> {
+    file.sync_all().map_err(|e| EngineError::Failed(format!("fsync of {} failed: {e}", path.display())))
+}
+
+/// Evicts the file's pages from the page cache without root: fdatasync, then
+/// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file (makes the next read cold).
+pub fn evict_from_cache(file: &File, path: &Path) -> Result<(), EngineError> {
+    file.sync_data()
+        .map_err(|e| EngineError::Failed(format!("fdatasync of {} failed: {e}", path.display())))?;
+    // SAFETY: plain syscall on a descriptor we borrow; offset 0 / len 0 means the whole file.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(EngineError::Failed(format!(
+            "posix_fadvise(DONTNEED) on {} failed: {}",
+            path.display(),
+            io::Error::from_raw_os_error(rc)
+        )));
+    }
+    Ok(())
+}
+
+/// Bytes of free space for unprivileged users on the filesystem holding `dir`
+/// (statvfs f_bavail × f_frsize).
+pub fn free_bytes(dir: &Path) -> Result<u64, EngineError> {
+    let c_path = CString::new(dir.as_os_str().as_bytes()).map_err(|_| {
+        EngineError::Usage(format!("{} contains a NUL byte; choose another directory", dir.display()))
+    })?;
+    // SAFETY: statvfs is plain old data; all-zero is a valid value.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c_path is NUL-terminated and vfs is a valid, writable statvfs.
+    let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut vfs) };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        return Err(EngineError::Usage(format!(
+            "cannot read the free space of {}: {e}; choose an existing directory",
+            dir.display()
+        )));
+    }
+    #[allow(clippy::useless_conversion)] // the field types differ between targets
+    let bytes = u64::from(vfs.f_bavail).saturating_mul(u64::from(vfs.f_frsize));
+    Ok(bytes)
+}
+
+/// Logical block size requirement for direct I/O: bs must be a non-zero multiple of 512 (offsets are
+/// multiples of bs, so they are then aligned too).
+pub fn check_direct_bs(bs_bytes: u64) -> Result<(), EngineError> {
+    if bs_bytes == 0 || bs_bytes & 511 != 0 {
+        return Err(EngineError::Usage(format!(
+            "bs={bs_bytes} bytes cannot be used with direct=true: O_DIRECT needs sizes and offsets that \
+             are multiples of the device's logical block size (512 bytes, 4096 on some disks); \
+             use a multiple of 4096 such as 4k, or direct=false"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "io_tests.rs"]
+mod tests;

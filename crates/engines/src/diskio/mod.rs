@@ -1,0 +1,53 @@
+//! The `diskio` engine: IOzone's phases (write, rewrite, read, reread, random read and
+//! write) and fio-style mixed random I/O on one file per process, with psync or io_uring
+//! at a queue depth, direct or buffered; throughput in bytes, CPU per KiB.
+
+mod config;
+mod files;
+pub mod io;
+pub mod pattern;
+mod run;
+#[cfg(test)]
+mod tests;
+
+use crate::{Caps, CellContext, Engine, EngineError, OptionSpec, Workload};
+use racehorse_core::WorkUnit;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use config::{DiskConfig, DiskPhase, OPTIONS};
+
+pub struct DiskIo;
+
+/// Distinguishes the directories of cells prepared by one process.
+static NONCE: AtomicU64 = AtomicU64::new(0);
+
+impl Engine for DiskIo {
+    fn name(&self) -> &'static str {
+        "diskio"
+    }
+    fn about(&self) -> &'static str {
+        "IOzone phases and fio-style random I/O: per-process files, psync or io_uring, direct or cached (KiB/s)"
+    }
+    fn area(&self) -> &'static str {
+        "Disk I/O"
+    }
+    fn unit(&self) -> WorkUnit {
+        WorkUnit::Bytes
+    }
+    fn caps(&self) -> Caps {
+        Caps { needs_disk: true, ..Caps::default() }
+    }
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
+    }
+    fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
+        let cfg = DiskConfig::from_ctx(ctx)?;
+        if cfg.ioengine == "io_uring" {
+            // Fails early, with the reason, where io_uring is disabled.
+            io::engine("io_uring", cfg.bs_bytes as usize, cfg.iodepth)?;
+        }
+        let files = files::TestFiles::create(&cfg, NONCE.fetch_add(1, Ordering::Relaxed))?;
+        files.prepare(&cfg)?;
+        Ok(Box::new(run::DiskCell { cfg, files }))
+    }
+}

@@ -1,0 +1,374 @@
+//! Which operation comes next — the sequential, random and mixed read/write offset patterns of one
+//! worker — and the data pattern written: 4 KiB-aligned buffers of incompressible, non-repeating bytes.
+//!
+//! A [`Pattern`] yields `(direction, byte offset)` pairs, always record-aligned (`offset % bs == 0`)
+//! and inside the file (`offset + bs <= file_size`). Random patterns draw from a seeded
+//! [`SplitMix64`], so a given seed always yields the same sequence.
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::EngineError;
+
+/// Direction of one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoDir {
+    Read,
+    Write,
+}
+
+/// Deterministic small PRNG (splitmix64), seeded per worker.
+#[derive(Debug, Clone)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64 { state: seed }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, n)` (multiply-high reduction; the bias is below 2^-64·n). Returns 0 when `n == 0`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+/// How directions are chosen.
+#[derive(Debug, Clone, Copy)]
+enum DirChoice {
+    Fixed(IoDir),
+    /// Read with probability `pct / 100`, else write.
+    ReadPct(u32),
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Sequential { dir: IoDir, next_rec: u64, wrap: bool },
+    Random { dir: DirChoice, remaining: Option<u64>, rng: SplitMix64 },
+}
+
+/// The sequence of operations of one worker on one file.
+///
+/// Only whole records are visited: `nrecs = file_size / bs`. Callers must make `file_size` a multiple
+/// of `bs` (check with [`check_geometry`]); a trailing partial record is never accessed. A pattern with
+/// no whole record (`bs == 0` or `file_size < bs`) is empty, even with `wrap` or `ops == None`.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    bs_bytes: u64,
+    nrecs: u64,
+    kind: Kind,
+}
+
+/// Checks that `bs_bytes > 0`, `file_size_bytes >= bs_bytes` and `file_size_bytes % bs_bytes == 0`.
+pub fn check_geometry(file_size_bytes: u64, bs_bytes: u64) -> Result<(), EngineError> {
+    if bs_bytes == 0 {
+        return Err(EngineError::Usage("bs must be at least 1 byte".into()));
+    }
+    if file_size_bytes < bs_bytes || file_size_bytes.checked_rem(bs_bytes) != Some(0) {
+        return Err(EngineError::Usage(format!(
+            "file size {file_size_bytes} bytes is not a positive multiple of bs={bs_bytes} bytes; \
+             choose a size that is a whole number of records"
+        )));
+    }
+    Ok(())
+}
+
+fn records(file_size_bytes: u64, bs_bytes: u64) -> u64 {
+    file_size_bytes.checked_div(bs_bytes).unwrap_or(0)
+}
+
+impl Pattern {
+    /// 0, bs, 2·bs … up to the last whole record; `wrap` = start again at 0 forever (time-based runs).
+    pub fn sequential(dir: IoDir, file_size_bytes: u64, bs_bytes: u64, wrap: bool) -> Pattern {
+        Pattern {
+            bs_bytes,
+            nrecs: records(file_size_bytes, bs_bytes),
+            kind: Kind::Sequential { dir, next_rec: 0, wrap },
+        }
+    }
+
+    /// IOzone random: offset = bs · (rand % nrecs), uniform with replacement; `ops` operations then
+    /// `None`, or forever when `ops` is `None`.
+    pub fn random(dir: IoDir, file_size_bytes: u64, bs_bytes: u64, ops: Option<u64>, seed: u64) -> Pattern {
+        Pattern {
+            bs_bytes,
+            nrecs: records(file_size_bytes, bs_bytes),
+            kind: Kind::Random { dir: DirChoice::Fixed(dir), remaining: ops, rng: SplitMix64::new(seed) },
+        }
+    }
+
+    /// fio randrw: like [`Pattern::random`], each op a read with probability `read_pct / 100`
+    /// (values above 100 count as 100), else a write.
+    pub fn mixed(read_pct: u32, file_size_bytes: u64, bs_bytes: u64, ops: Option<u64>, seed: u64) -> Pattern {
+        Pattern {
+            bs_bytes,
+            nrecs: records(file_size_bytes, bs_bytes),
+            kind: Kind::Random {
+                dir: DirChoice::ReadPct(read_pct.min(100)),
+                remaining: ops,
+                rng: SplitMix64::new(seed),
+            },
+        }
+    }
+
+    /// Next (direction, byte offset), or `None` when the pass is over.
+    // An inherent method on purpose (the engine API); an Iterator impl would invite adapters that
+    // make no sense on endless patterns.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<(IoDir, u64)> {
+        if self.nrecs == 0 {
+            return None;
+        }
+        match &mut self.kind {
+            Kind::Sequential { dir, next_rec, wrap } => {
+                if *next_rec >= self.nrecs {
+                    if !*wrap {
+                        return None;
+                    }
+                    *next_rec = 0;
+                }
+                let rec = *next_rec;
+                *next_rec += 1;
+                Some((*dir, rec * self.bs_bytes))
+            }
+            Kind::Random { dir, remaining, rng } => {
+                if let Some(left) = remaining {
+                    if *left == 0 {
+                        return None;
+                    }
+                    *left -= 1;
+                }
+                let dir = match *dir {
+                    DirChoice::Fixed(dir) => dir,
+                    DirChoice::ReadPct(pct) if rng.below(100) < u64::from(pct) => IoDir::Read,
+                    DirChoice::ReadPct(_) => IoDir::Write,
+                };
+                Some((dir, rng.below(self.nrecs) * self.bs_bytes))
+            }
+        }
+    }
+
+    pub fn bs_bytes(&self) -> u64 {
+        self.bs_bytes
+    }
+}
+
+/// Alignment of every [`AlignedBuf`]; enough for O_DIRECT on any device with blocks up to 4 KiB.
+pub const BUF_ALIGN_BYTES: usize = 4096;
+/// Distinct seed per buffer so two buffers never hold the same bytes.
+static BUF_SEED: AtomicU64 = AtomicU64::new(0x005E_ED0F_D15C);
+
+/// A heap buffer aligned to 4096 bytes (O_DIRECT-safe), filled with pseudo-random bytes that differ in
+/// every 4 KiB block and between buffers (so compression or dedup can't cheat).
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively, like a Box<[u8]>.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: shared access only hands out `&[u8]`; there is no interior mutability.
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    pub fn new(len_bytes: usize) -> Result<AlignedBuf, EngineError> {
+        if len_bytes == 0 {
+            return Err(EngineError::Usage("an I/O buffer needs at least 1 byte; bs must be > 0".into()));
+        }
+        let too_big = || {
+            EngineError::Usage(format!(
+                "cannot allocate {len_bytes} bytes of aligned I/O buffers; lower bs or iodepth"
+            ))
+        };
+        let layout = Layout::from_size_align(len_bytes, BUF_ALIGN_BYTES).map_err(|_| too_big())?;
+        // SAFETY: the layout has a non-zero size (checked above).
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or_else(too_big)?;
+        let mut buf = AlignedBuf { ptr, layout };
+        let mut rng = SplitMix64::new(BUF_SEED.fetch_add(0x9E37_79B9, Ordering::Relaxed));
+        for chunk in buf.as_mut_slice().chunks_mut(8) {
+            let word = rng.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&word[..chunk.len()]);
+        }
+        Ok(buf)
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is a live, initialised allocation of layout.size() bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and `&mut self` guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.layout.size()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.layout.size() == 0
+    }
+
+    /// Raw pointer `start` bytes into the buffer, made without creating a reference (the kernel may be
+    /// writing other parts of the buffer at the same time).
+    pub(super) fn raw_at(&self, start: usize) -> *mut u8 {
+        debug_assert!(start <= self.len());
+        self.ptr.as_ptr().wrapping_add(start)
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated with exactly this layout and is freed only here.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Writes each 4 KiB block's file offset into its first 8 bytes before a write, so the same buffer
+/// written at different offsets never produces two identical blocks on disk.
+pub(super) fn stamp_blocks(buf: &mut [u8], offset: u64) {
+    let mut block_offset = offset;
+    for block in buf.chunks_mut(BUF_ALIGN_BYTES) {
+        let tag = (block_offset ^ 0xA5A5_5A5A_0F0F_F0F0).to_le_bytes();
+        let n = block.len().min(8);
+        block[..n].copy_from_slice(&tag[..n]);
+        block_offset = block_offset.wrapping_add(BUF_ALIGN_BYTES as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn drain(p: &mut Pattern) -> Vec<(IoDir, u64)> {
+        std::iter::from_fn(|| p.next()).collect()
+    }
+
+    #[test]
+    fn sequential_covers_every_record_once_in_order() {
+        let mut p = Pattern::sequential(IoDir::Write, 64 * 4096, 4096, false);
+        let ops = drain(&mut p);
+        assert_eq!(ops.len(), 64);
+        for (i, (dir, off)) in ops.iter().enumerate() {
+            assert_eq!(*dir, IoDir::Write);
+            assert_eq!(*off, i as u64 * 4096);
+        }
+        assert_eq!(p.next(), None);
+        assert_eq!(p.bs_bytes(), 4096);
+    }
+
+    #[test]
+    fn sequential_wrap_loops_forever() {
+        let mut p = Pattern::sequential(IoDir::Read, 4 * 512, 512, true);
+        let offs: Vec<u64> = (0..10).filter_map(|_| p.next()).map(|(_, o)| o).collect();
+        assert_eq!(offs, vec![0, 512, 1024, 1536, 0, 512, 1024, 1536, 0, 512]);
+    }
+
+    #[test]
+    fn degenerate_geometry_is_empty_not_endless() {
+        assert_eq!(Pattern::sequential(IoDir::Read, 100, 0, true).next(), None);
+        assert_eq!(Pattern::sequential(IoDir::Read, 100, 4096, true).next(), None);
+        assert_eq!(Pattern::random(IoDir::Read, 0, 4096, None, 1).next(), None);
+        // A trailing partial record is never visited.
+        let mut p = Pattern::sequential(IoDir::Read, 3 * 4096 + 100, 4096, false);
+        assert_eq!(drain(&mut p).len(), 3);
+    }
+
+    #[test]
+    fn check_geometry_rejects_partial_records() {
+        assert!(check_geometry(1 << 20, 4096).is_ok());
+        assert!(matches!(check_geometry(1 << 20, 0), Err(EngineError::Usage(_))));
+        assert!(matches!(check_geometry(4096 + 1, 4096), Err(EngineError::Usage(_))));
+        assert!(matches!(check_geometry(0, 4096), Err(EngineError::Usage(_))));
+    }
+
+    #[test]
+    fn random_is_aligned_in_range_counted_and_roughly_uniform() {
+        let nrecs = 64u64;
+        let draws = 64_000u64;
+        let mut p = Pattern::random(IoDir::Read, nrecs * 8192, 8192, Some(draws), 42);
+        let ops = drain(&mut p);
+        assert_eq!(ops.len() as u64, draws);
+        let mut counts = vec![0u64; nrecs as usize];
+        for (dir, off) in ops {
+            assert_eq!(dir, IoDir::Read);
+            assert_eq!(off % 8192, 0);
+            assert!(off < nrecs * 8192);
+            counts[(off / 8192) as usize] += 1;
+        }
+        let expected = (draws / nrecs) as f64;
+        let chi2: f64 = counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
+        // 63 degrees of freedom: mean 63, p=0.999 quantile ≈ 104. Loose bound.
+        assert!(chi2 < 130.0, "chi-square {chi2} too large: {counts:?}");
+    }
+
+    #[test]
+    fn random_without_ops_is_endless() {
+        let mut p = Pattern::random(IoDir::Write, 1 << 20, 4096, None, 7);
+        assert_eq!((0..100_000).filter_map(|_| p.next()).count(), 100_000);
+    }
+
+    #[test]
+    fn mixed_read_fraction_matches_read_pct() {
+        for pct in [0u32, 30, 70, 100] {
+            let mut p = Pattern::mixed(pct, 1 << 30, 4096, Some(100_000), 9);
+            let reads = drain(&mut p).iter().filter(|(d, _)| *d == IoDir::Read).count();
+            let frac = reads as f64 / 100_000.0;
+            assert!((frac - f64::from(pct) / 100.0).abs() < 0.01, "pct {pct}: read fraction {frac}");
+        }
+    }
+
+    #[test]
+    fn same_seed_same_sequence_different_seed_different() {
+        let a = drain(&mut Pattern::mixed(50, 1 << 24, 4096, Some(1000), 5));
+        let b = drain(&mut Pattern::mixed(50, 1 << 24, 4096, Some(1000), 5));
+        let c = drain(&mut Pattern::mixed(50, 1 << 24, 4096, Some(1000), 6));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn splitmix_below_stays_in_range() {
+        let mut r = SplitMix64::new(0);
+        assert_eq!(r.below(0), 0);
+        assert!((0..10_000).all(|_| r.below(3) < 3));
+        assert_eq!(r.below(1), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn offsets_always_aligned_and_inside(
+            nrecs in 1u64..5000,
+            bs_pow in 9u32..21,
+            seed in any::<u64>(),
+            pct in 0u32..=100,
+            kind in 0u8..3,
+        ) {
+            let bs = 1u64 << bs_pow;
+            let size = nrecs * bs;
+            let mut p = match kind {
+                0 => Pattern::sequential(IoDir::Read, size, bs, true),
+                1 => Pattern::random(IoDir::Write, size, bs, Some(300), seed),
+                _ => Pattern::mixed(pct, size, bs, None, seed),
+            };
+            for _ in 0..300 {
+                let (_, off) = p.next().ok_or_else(|| TestCaseError::fail("pattern ended early"))?;
+                prop_assert_eq!(off % bs, 0);
+                prop_assert!(off + bs <= size);
+            }
+        }
+    }
+}

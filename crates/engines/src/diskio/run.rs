@@ -1,0 +1,218 @@
+//! Running a diskio cell: one worker thread per process on its own file, released together.
+//! Pass mode ends the window when the first worker finishes (IOzone's stonewall) and
+//! computes "children see" and "parent sees"; timed mode loops until the runtime window ends.
+
+use super::config::DiskConfig;
+use super::files::TestFiles;
+use super::io::{engine, fsync, open_file, Done, Flow, OpenMode, RunStats};
+use super::pattern::IoDir;
+use crate::{Control, EngineError, Recorder, WorkerMeter, Workload};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// One prepared cell.
+pub struct DiskCell {
+    pub cfg: DiskConfig,
+    pub files: TestFiles,
+}
+
+/// What one worker reports at the end.
+#[derive(Debug, Clone, Copy, Default)]
+struct WorkerResult {
+    /// Bytes done when the worker noticed the stonewall (or finished first), and when.
+    bytes_at_stonewall: u64,
+    secs_at_stonewall: f64,
+    stats: RunStats,
+}
+
+/// State shared by the workers and the driver of one cell.
+struct Shared<'a> {
+    cfg: &'a DiskConfig,
+    ctl: &'a Control,
+    rec: &'a Recorder,
+    ready: Barrier,
+    go: Barrier,
+    /// Set by the first worker to finish its pass.
+    stonewall: AtomicBool,
+    /// Set by a worker that failed; the driver stops the cell.
+    failed: AtomicBool,
+    first_error: Mutex<Option<EngineError>>,
+    finished: AtomicU32,
+    results: Mutex<Vec<WorkerResult>>,
+}
+
+impl Shared<'_> {
+    fn fail(&self, e: EngineError) {
+        let mut slot = self.first_error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.failed.store(true, Ordering::Release);
+    }
+}
+
+fn op_name(dir: IoDir) -> &'static str {
+    match dir {
+        IoDir::Read => "read",
+        IoDir::Write => "write",
+    }
+}
+
+fn open_mode(cfg: &DiskConfig) -> OpenMode {
+    OpenMode { write: cfg.phase.writes(), create_truncate: !cfg.phase.needs_layout(), direct: cfg.direct }
+}
+
+/// One worker: open, wait for the go, run the pattern, fsync if asked, report.
+fn worker(sh: &Shared<'_>, i: usize, path: &Path) {
+    let prepared = open_file(path, open_mode(sh.cfg))
+        .and_then(|f| engine(&sh.cfg.ioengine, sh.cfg.bs_bytes as usize, sh.cfg.iodepth).map(|e| (f, e)));
+    sh.ready.wait();
+    sh.go.wait();
+    let (file, mut io) = match prepared {
+        Ok(x) => x,
+        Err(e) => return sh.fail(e),
+    };
+    let start = Instant::now();
+    let mut meter = WorkerMeter::new();
+    meter.tick(sh.ctl);
+    let mut res = WorkerResult::default();
+    let mut bytes = 0u64;
+    let mut noticed = false;
+    let mut pattern = sh.cfg.pattern(i);
+    let mut on_done = |d: Done| {
+        bytes += d.bytes;
+        let (r, w) = if d.dir == IoDir::Read { (d.bytes, 0) } else { (0, d.bytes) };
+        meter.count(sh.ctl, op_name(d.dir), d.latency_ns, d.bytes as f64, r, w);
+        if !noticed && sh.stonewall.load(Ordering::Acquire) {
+            noticed = true;
+            res.bytes_at_stonewall = bytes;
+            res.secs_at_stonewall = start.elapsed().as_secs_f64();
+        }
+        let go_on = meter.tick(sh.ctl) || (!sh.cfg.timed && !sh.ctl.aborted());
+        if go_on && !sh.failed.load(Ordering::Relaxed) {
+            Flow::Continue
+        } else {
+            Flow::Stop
+        }
+    };
+    let outcome = io.run(&file, &mut pattern, &mut on_done).and_then(|stats| {
+        if sh.cfg.fsync && sh.cfg.phase.writes() {
+            fsync(&file, path)?;
+        }
+        Ok(stats)
+    });
+    match outcome {
+        Ok(stats) => {
+            res.stats = stats;
+            if !sh.stonewall.swap(true, Ordering::AcqRel) || !noticed {
+                res.bytes_at_stonewall = stats.bytes;
+                res.secs_at_stonewall = start.elapsed().as_secs_f64();
+            }
+            meter.tick(sh.ctl);
+            meter.finish(sh.rec);
+            sh.results.lock().unwrap_or_else(|p| p.into_inner()).push(res);
+        }
+        Err(e) => sh.fail(e),
+    }
+    sh.finished.fetch_add(1, Ordering::AcqRel);
+}
+
+/// Pass mode's driver: open the window at the go, close it at the stonewall, then wait for
+/// every worker (the parent's wall time).
+fn drive_pass(sh: &Shared<'_>) -> Result<f64, EngineError> {
+    sh.ready.wait();
+    sh.ctl.begin_measure();
+    sh.go.wait();
+    let go = Instant::now();
+    let mut closed = false;
+    loop {
+        if sh.ctl.aborted() {
+            sh.ctl.stop();
+            return Err(EngineError::Interrupted);
+        }
+        if sh.failed.load(Ordering::Acquire) {
+            sh.ctl.stop();
+            return Err(EngineError::Failed("a worker failed".into()));
+        }
+        if !closed && sh.stonewall.load(Ordering::Acquire) {
+            sh.ctl.end_measure();
+            closed = true;
+        }
+        if sh.finished.load(Ordering::Acquire) as usize == sh.cfg.procs {
+            return Ok(go.elapsed().as_secs_f64());
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Timed mode's driver: warm-up and window by the clock (fio time_based).
+fn drive_timed(sh: &Shared<'_>) -> Result<f64, EngineError> {
+    sh.ready.wait();
+    sh.go.wait();
+    let go = Instant::now();
+    let failed = &sh.failed;
+    sh.ctl.drive_window_until_failed(failed)?;
+    Ok(go.elapsed().as_secs_f64())
+}
+
+impl Workload for DiskCell {
+    fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
+        let cfg = &self.cfg;
+        let sh = Shared {
+            cfg,
+            ctl,
+            rec,
+            ready: Barrier::new(cfg.procs + 1),
+            go: Barrier::new(cfg.procs + 1),
+            stonewall: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+            first_error: Mutex::new(None),
+            finished: AtomicU32::new(0),
+            results: Mutex::new(Vec::new()),
+        };
+        let paths = &self.files.paths;
+        let driven = std::thread::scope(|s| {
+            for (i, p) in paths.iter().enumerate() {
+                let sh = &sh;
+                s.spawn(move || worker(sh, i, p));
+            }
+            if cfg.timed {
+                drive_timed(&sh)
+            } else {
+                drive_pass(&sh)
+            }
+        });
+        if let Some(e) = sh.first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        let parent_secs = driven?;
+        let results = sh.results.into_inner().unwrap_or_else(|p| p.into_inner());
+        record_extras(cfg, rec, &results, parent_secs);
+        Ok(())
+    }
+
+    fn cleanup(self: Box<Self>) -> Result<(), EngineError> {
+        self.files.remove()
+    }
+}
+
+/// IOzone's throughput-mode figures (KiB = 1024 bytes) and the deepest queue reached.
+fn record_extras(cfg: &DiskConfig, rec: &Recorder, results: &[WorkerResult], parent_secs: f64) {
+    let max_in_flight = results.iter().map(|r| r.stats.max_in_flight).max().unwrap_or(0);
+    rec.set_extra("max_in_flight", f64::from(max_in_flight));
+    if cfg.timed {
+        return;
+    }
+    let children: f64 = results
+        .iter()
+        .filter(|r| r.secs_at_stonewall > 0.0)
+        .map(|r| r.bytes_at_stonewall as f64 / 1024.0 / r.secs_at_stonewall)
+        .sum();
+    let at_stonewall: u64 = results.iter().map(|r| r.bytes_at_stonewall).sum();
+    rec.set_extra("children_see_kib_per_s", children);
+    if parent_secs > 0.0 {
+        rec.set_extra("parent_sees_kib_per_s", at_stonewall as f64 / 1024.0 / parent_secs);
+    }
+}

@@ -1,0 +1,145 @@
+//! End-to-end tests of the diskio engine on real files under /var/tmp: every phase in pass
+//! mode with the stonewall figures, timed mode with io_uring, cleanup, and bad input.
+
+use super::*;
+use crate::{Control, RealClock, Recorder, Totals};
+use racehorse_core::{CellSpec, Params, Value};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn ctx(dir: &Path, overrides: &[(&str, Value)]) -> CellContext {
+    let mut params = Params::new();
+    for o in OPTIONS {
+        if let Ok(v) = o.parse_text(o.default) {
+            params.insert(o.name.into(), v);
+        }
+    }
+    params.insert("size".into(), Value::Int(2 << 20));
+    for (k, v) in overrides {
+        params.insert((*k).into(), v.clone());
+    }
+    CellContext {
+        spec: CellSpec { workload: "diskio".into(), params, variant: "default".into(), rep: 1 },
+        work_dir: dir.to_path_buf(),
+        cpus: 1,
+    }
+}
+
+fn s(v: &str) -> Value {
+    Value::Str(v.into())
+}
+
+fn run_cell(c: &CellContext, abort: Option<Arc<AtomicBool>>) -> (Result<(), EngineError>, Totals) {
+    let mut cell = DiskIo.prepare(c).expect("prepare");
+    let ctl = Control::new(
+        Duration::from_millis(50),
+        Duration::from_millis(300),
+        Arc::new(RealClock::default()),
+        Box::new(NoHooks),
+        abort.unwrap_or_default(),
+    );
+    let rec = Recorder::new();
+    let res = cell.run(&ctl, &rec);
+    cell.cleanup().expect("cleanup");
+    (res, rec.totals())
+}
+
+struct NoHooks;
+impl crate::WindowHooks for NoHooks {}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir_in("/var/tmp").expect("tempdir in /var/tmp")
+}
+
+#[test]
+fn every_phase_runs_a_pass_and_reports_iozone_figures() {
+    for phase in ["write", "rewrite", "read", "reread", "randread", "randwrite", "randrw"] {
+        let dir = tmp();
+        let (res, t) = run_cell(&ctx(dir.path(), &[("phase", s(phase)), ("procs", Value::Int(2))]), None);
+        res.unwrap_or_else(|e| panic!("{phase}: {e}"));
+        assert!(t.units > 0.0 && t.units <= (4 << 20) as f64, "{phase}: {}", t.units);
+        assert_eq!(t.units, (t.bytes_read + t.bytes_written) as f64, "{phase}");
+        assert!(t.extra["children_see_kib_per_s"] > 0.0, "{phase}");
+        assert!(t.extra["parent_sees_kib_per_s"] > 0.0, "{phase}");
+        let reads = phase.contains("read") || phase == "randrw";
+        assert_eq!(t.latencies.contains_key("read"), reads, "{phase}");
+        assert_eq!(dir.path().read_dir().expect("dir").count(), 0, "{phase}: files removed");
+    }
+}
+
+#[test]
+fn the_window_closes_at_the_first_finisher() {
+    let dir = tmp();
+    // One process has a 2 MiB file, so the stonewall comes after about 2 MiB of the first
+    // worker: the total at the stonewall is at most procs × size.
+    let (res, t) = run_cell(&ctx(dir.path(), &[("phase", s("write")), ("procs", Value::Int(3))]), None);
+    res.expect("run");
+    assert!(t.units >= (2 << 20) as f64 && t.units <= (6 << 20) as f64, "{}", t.units);
+}
+
+#[test]
+fn timed_io_uring_holds_the_queue_depth() {
+    let dir = tmp();
+    let c = ctx(
+        dir.path(),
+        &[
+            ("phase", s("randread")),
+            ("ioengine", s("io_uring")),
+            ("iodepth", Value::Int(8)),
+            ("bs", Value::Int(4096)),
+            ("direct", Value::Bool(true)),
+            ("timed", Value::Bool(true)),
+        ],
+    );
+    let (res, t) = run_cell(&c, None);
+    res.expect("run");
+    assert!(t.ops > 0 && t.units > 0.0);
+    assert_eq!(t.extra["max_in_flight"], 8.0);
+    assert!(!t.extra.contains_key("children_see_kib_per_s"), "timed mode has no stonewall");
+}
+
+#[test]
+fn bad_configurations_are_usage_errors() {
+    let dir = tmp();
+    let cases: &[(&[(&str, Value)], &str)] = &[
+        (&[("bs", Value::Int(3 << 20))], "multiple of 'bs'"),
+        (&[("iodepth", Value::Int(4))], "needs ioengine=io_uring"),
+        (
+            &[("direct", Value::Bool(true)), ("bs", Value::Int(1000)), ("size", Value::Int(1_000_000))],
+            "multiple of 512",
+        ),
+        (&[("size", Value::Int(1 << 40)), ("procs", Value::Int(64))], "free"),
+        (&[("target", s("/nonexistent/racehorse"))], "cannot be used"),
+        (&[("target", s("/etc/hostname"))], "not a directory"),
+    ];
+    for (overrides, expect) in cases {
+        let msg = match DiskIo.prepare(&ctx(dir.path(), overrides)) {
+            Ok(_) => panic!("accepted {overrides:?}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains(expect), "{overrides:?}: {msg}");
+    }
+}
+
+#[test]
+fn interrupt_stops_promptly_and_removes_files() {
+    let dir = tmp();
+    let abort = Arc::new(AtomicBool::new(false));
+    let flag = abort.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let c = ctx(
+        dir.path(),
+        &[("phase", s("randread")), ("size", Value::Int(64 << 20)), ("timed", Value::Bool(true))],
+    );
+    let t0 = std::time::Instant::now();
+    let (res, _) = run_cell(&c, Some(abort));
+    stopper.join().expect("join");
+    assert!(matches!(res, Err(EngineError::Interrupted)), "{res:?}");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert_eq!(dir.path().read_dir().expect("dir").count(), 0);
+}
