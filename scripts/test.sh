@@ -9,6 +9,9 @@ need_pkgs=()
 command -v dbench >/dev/null 2>&1 || need_pkgs+=(dbench)
 # The HTML reports are checked in a real headless browser (tests/compare_cli.rs).
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+# The fio adapter runs the real fio; losetup (util-linux) makes loop devices for diskio.
+command -v fio >/dev/null 2>&1 || need_pkgs+=(fio)
+command -v losetup >/dev/null 2>&1 || need_pkgs+=(util-linux)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -5,7 +5,7 @@ use crate::args::{Cli, RunArgs, RunFormat};
 use crate::{cmd_show, CmdResult, Failure};
 use anyhow::Context;
 use racehorse_core::{Event, RunStatus, Value};
-use racehorse_engines::{find, RealClock};
+use racehorse_engines::{find, CellContext, RealClock};
 use racehorse_machine::guard::{default_state_file, install_signal_flag, recover, Guard};
 use racehorse_machine::{cpuctl, env, exclusivity, SysRoot};
 use racehorse_runner::duration::{human, parse_duration};
@@ -208,8 +208,24 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
     }
     let work_root = suite.dir.clone().unwrap_or_else(std::env::temp_dir);
     check_dir(&work_root)?;
+    validate_cells(&plan, &work_root)?;
     let store = open_store(cli)?;
     execute_plan(a, &store, &plan, &label, root, work_root)
+}
+
+/// Asks each engine to check every distinct planned cell before anything runs, so that a
+/// cell that cannot work (no room on the target, parameters that clash) stops the run here.
+fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), Failure> {
+    let mut seen = std::collections::BTreeSet::new();
+    for cell in &plan.cells {
+        if !seen.insert(cell.spec.match_key()) {
+            continue;
+        }
+        let Some(engine) = find(&cell.spec.workload) else { continue };
+        let ctx = CellContext { spec: cell.spec.clone(), work_dir: work_root.to_path_buf(), cpus: cell.cpus };
+        engine.validate(&ctx).map_err(|e| Failure::usage(format!("{}: {e}", cell.spec.label())))?;
+    }
+    Ok(())
 }
 
 fn execute_plan(

@@ -93,6 +93,12 @@ pub trait Engine: Send + Sync {
     fn check(&self) -> Result<(), EngineError> {
         Ok(())
     }
+    /// Checks one planned cell before the run starts, writing nothing: parameters that
+    /// cannot work together, a target that cannot hold the files. `ctx.work_dir` is the
+    /// run's work root. Errors here stop the run before its first cell (exit 2).
+    fn validate(&self, _ctx: &CellContext) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// Sets up one cell (create files, parse loadfiles) outside the measured window.
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError>;
 }

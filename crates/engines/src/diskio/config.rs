@@ -72,8 +72,14 @@ pub const OPTIONS: &[OptionSpec] = &[
         name: "target",
         kind: OptKind::Str,
         default: "",
-        help: "directory for the test files (default: the cell's work directory); several targets \
-               as an axis compare disks or volumes",
+        help: "directory for the test files (default: the cell's work directory), or a block device \
+               (read phases only unless destructive=true); several targets as an axis compare volumes",
+    },
+    OptionSpec {
+        name: "destructive",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "allow write phases on a block-device target: DESTROYS the data on that device",
     },
 ];
 
@@ -138,8 +144,10 @@ pub struct DiskConfig {
     pub iodepth: u32,
     pub rwmixread: u32,
     pub timed: bool,
-    /// Directory under which the cell's files live.
+    /// Directory under which the cell's files live, or a block device.
     pub target: PathBuf,
+    /// Writes to a block-device target are allowed.
+    pub destructive: bool,
 }
 
 impl DiskConfig {
@@ -166,6 +174,10 @@ impl DiskConfig {
             rwmixread: u32::try_from(ctx.get_u64("rwmixread")?).unwrap_or(101),
             timed: ctx.get_bool("timed")?,
             target,
+            destructive: match ctx.spec.params.get("destructive") {
+                Some(_) => ctx.get_bool("destructive")?,
+                None => false,
+            },
         };
         cfg.validate()?;
         Ok(cfg)

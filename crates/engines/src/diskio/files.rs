@@ -15,49 +15,69 @@ const LAYOUT_CHUNK_BYTES: usize = 1 << 20;
 /// Free space to leave on the filesystem beyond the files themselves.
 const SPARE_BYTES: u64 = 64 << 20;
 
-/// A directory of per-process files, removed when dropped.
+/// A directory of per-process files, removed when dropped; or a block device that every
+/// process uses (never removed).
 #[derive(Debug)]
 pub struct TestFiles {
-    pub dir: PathBuf,
+    /// The directory racehorse made (None for a block device).
+    pub dir: Option<PathBuf>,
     pub paths: Vec<PathBuf>,
 }
 
 impl TestFiles {
     /// Checks the target and creates `racehorse-diskio-<pid>-<n>` under it with one file
-    /// name per process (files are not created yet).
+    /// name per process (files are not created yet); a block device is used in place.
     pub fn create(cfg: &DiskConfig, cell_nonce: u64) -> Result<TestFiles, EngineError> {
-        check_target(&cfg.target)?;
-        let need = cfg.footprint_bytes().saturating_add(SPARE_BYTES);
-        let free = free_bytes(&cfg.target)?;
-        if need > free {
-            return Err(EngineError::Usage(format!(
-                "{} has {} MiB free but the cell needs {} MiB ({} processes × {} MiB, plus {} MiB spare); \
-                 reduce 'size' or 'procs', or choose another 'target'",
-                cfg.target.display(),
-                free >> 20,
-                need >> 20,
-                cfg.procs,
-                cfg.size_bytes >> 20,
-                SPARE_BYTES >> 20
-            )));
+        if is_block_device(&cfg.target) {
+            return block_device(cfg);
         }
+        check_fits(cfg)?;
         let dir = cfg.target.join(format!("racehorse-diskio-{}-{cell_nonce}", std::process::id()));
         std::fs::create_dir_all(&dir)
             .map_err(|e| EngineError::io("cannot create the test directory", &dir, e))?;
         let paths = (0..cfg.procs).map(|i| dir.join(format!("file.{i}"))).collect();
-        Ok(TestFiles { dir, paths })
+        Ok(TestFiles { dir: Some(dir), paths })
     }
+}
 
+/// The target can hold the cell: a usable block device, or a writable directory with room
+/// for every file plus a spare; writes nothing but a probe file.
+pub fn check_fits(cfg: &DiskConfig) -> Result<(), EngineError> {
+    if is_block_device(&cfg.target) {
+        return block_device(cfg).map(|_| ());
+    }
+    check_target(&cfg.target)?;
+    let need = cfg.footprint_bytes().saturating_add(SPARE_BYTES);
+    let free = free_bytes(&cfg.target)?;
+    if need > free {
+        return Err(EngineError::Usage(format!(
+            "{} has {} MiB free but the cell needs {} MiB ({} processes × {} MiB, plus {} MiB spare); \
+             reduce 'size' or 'procs', or choose another 'target'",
+            cfg.target.display(),
+            free >> 20,
+            need >> 20,
+            cfg.procs,
+            cfg.size_bytes >> 20,
+            SPARE_BYTES >> 20
+        )));
+    }
+    Ok(())
+}
+
+impl TestFiles {
     /// Writes every file fully (untimed), fsyncs it, then sets the cache state the phase
     /// expects: evicted for cold reads, read once for reread.
     pub fn prepare(&self, cfg: &DiskConfig) -> Result<(), EngineError> {
+        let device = self.dir.is_none();
         for p in &self.paths {
-            if cfg.phase.needs_layout() {
+            if device {
+                // The device's data is the data; nothing to lay out or remove.
+            } else if cfg.phase.needs_layout() {
                 layout(p, cfg.size_bytes)?;
             } else {
                 let _ = std::fs::remove_file(p);
             }
-            if cfg.phase.cold() && !cfg.direct {
+            if !device && cfg.phase.needs_layout() && (cfg.phase.cold() || cfg.direct) {
                 let f = open_file(p, OpenMode::default())?;
                 evict_from_cache(&f, p)?;
             }
@@ -70,11 +90,11 @@ impl TestFiles {
 
     /// Removes the files and the directory.
     pub fn remove(&self) -> Result<(), EngineError> {
-        if self.dir.exists() {
-            std::fs::remove_dir_all(&self.dir)
-                .map_err(|e| EngineError::io("cannot remove the test directory", &self.dir, e))?;
+        match &self.dir {
+            Some(dir) if dir.exists() => std::fs::remove_dir_all(dir)
+                .map_err(|e| EngineError::io("cannot remove the test directory", dir, e)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -82,6 +102,33 @@ impl Drop for TestFiles {
     fn drop(&mut self) {
         let _ = self.remove();
     }
+}
+
+fn is_block_device(p: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p).map(|m| m.file_type().is_block_device()).unwrap_or(false)
+}
+
+/// A block-device target: read phases only, unless `destructive`; `size` must fit.
+fn block_device(cfg: &DiskConfig) -> Result<TestFiles, EngineError> {
+    let dev = cfg.target.display();
+    if cfg.phase.writes() && !cfg.destructive {
+        return Err(EngineError::Usage(format!(
+            "target {dev} is a block device: diskio only reads it; set destructive=true to allow \
+             writing (this destroys the data on {dev})"
+        )));
+    }
+    let f = open_file(&cfg.target, OpenMode::default())?;
+    let dev_bytes = std::io::Seek::seek(&mut &f, std::io::SeekFrom::End(0))
+        .map_err(|e| EngineError::io("cannot read the size of the device", &cfg.target, e))?;
+    if cfg.size_bytes > dev_bytes {
+        return Err(EngineError::Usage(format!(
+            "target {dev} holds {} MiB; 'size' ({} MiB) must fit in it",
+            dev_bytes >> 20,
+            cfg.size_bytes >> 20
+        )));
+    }
+    Ok(TestFiles { dir: None, paths: vec![cfg.target.clone(); cfg.procs] })
 }
 
 /// The target must be an existing, writable directory.

@@ -40,6 +40,10 @@ impl Engine for DiskIo {
     fn options(&self) -> &'static [OptionSpec] {
         OPTIONS
     }
+    fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
+        let cfg = DiskConfig::from_ctx(ctx)?;
+        files::check_fits(&cfg)
+    }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         let cfg = DiskConfig::from_ctx(ctx)?;
         if cfg.ioengine == "io_uring" {

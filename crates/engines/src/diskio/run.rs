@@ -30,6 +30,8 @@ struct WorkerResult {
 /// State shared by the workers and the driver of one cell.
 struct Shared<'a> {
     cfg: &'a DiskConfig,
+    /// The target is a block device shared by every worker.
+    device: bool,
     ctl: &'a Control,
     rec: &'a Recorder,
     ready: Barrier,
@@ -60,13 +62,18 @@ fn op_name(dir: IoDir) -> &'static str {
     }
 }
 
-fn open_mode(cfg: &DiskConfig) -> OpenMode {
-    OpenMode { write: cfg.phase.writes(), create_truncate: !cfg.phase.needs_layout(), direct: cfg.direct }
+/// How a worker opens its file; a block device is never created or truncated.
+fn open_mode(cfg: &DiskConfig, device: bool) -> OpenMode {
+    OpenMode {
+        write: cfg.phase.writes(),
+        create_truncate: !cfg.phase.needs_layout() && !device,
+        direct: cfg.direct,
+    }
 }
 
 /// One worker: open, wait for the go, run the pattern, fsync if asked, report.
 fn worker(sh: &Shared<'_>, i: usize, path: &Path) {
-    let prepared = open_file(path, open_mode(sh.cfg))
+    let prepared = open_file(path, open_mode(sh.cfg, sh.device))
         .and_then(|f| engine(&sh.cfg.ioengine, sh.cfg.bs_bytes as usize, sh.cfg.iodepth).map(|e| (f, e)));
     sh.ready.wait();
     sh.go.wait();
@@ -162,6 +169,7 @@ impl Workload for DiskCell {
         let cfg = &self.cfg;
         let sh = Shared {
             cfg,
+            device: self.files.dir.is_none(),
             ctl,
             rec,
             ready: Barrier::new(cfg.procs + 1),

@@ -143,3 +143,54 @@ fn interrupt_stops_promptly_and_removes_files() {
     assert!(t0.elapsed() < Duration::from_secs(5));
     assert_eq!(dir.path().read_dir().expect("dir").count(), 0);
 }
+
+/// A loop device over a 32 MiB file, detached and removed on drop.
+struct Loop {
+    dev: std::path::PathBuf,
+    img: std::path::PathBuf,
+}
+
+impl Loop {
+    fn new(dir: &Path) -> Option<Loop> {
+        let img = dir.join("loop.img");
+        std::fs::write(&img, vec![7u8; 32 << 20]).ok()?;
+        let out = std::process::Command::new("losetup").args(["-f", "--show"]).arg(&img).output().ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !dev.is_empty()).then(|| Loop { dev: dev.into(), img })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = std::fs::remove_file(&self.img);
+    }
+}
+
+#[test]
+fn block_devices_are_read_and_written_only_when_destructive() {
+    let dir = tmp();
+    let Some(lo) = Loop::new(dir.path()) else {
+        eprintln!("skipped: needs root and losetup to make a loop device (CI runs as root)");
+        return;
+    };
+    let target = s(lo.dev.to_str().expect("utf-8"));
+    let read =
+        ctx(dir.path(), &[("phase", s("randread")), ("target", target.clone()), ("procs", Value::Int(2))]);
+    let (res, t) = run_cell(&read, None);
+    res.expect("reading a block device");
+    assert!(t.bytes_read > 0 && t.bytes_written == 0);
+    let write = ctx(dir.path(), &[("phase", s("write")), ("target", target.clone())]);
+    let msg = DiskIo.prepare(&write).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("destructive=true"), "{msg}");
+    let too_big =
+        ctx(dir.path(), &[("phase", s("read")), ("target", target.clone()), ("size", Value::Int(64 << 20))]);
+    let msg = DiskIo.prepare(&too_big).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("must fit"), "{msg}");
+    let ok =
+        ctx(dir.path(), &[("phase", s("write")), ("target", target), ("destructive", Value::Bool(true))]);
+    let (res, t) = run_cell(&ok, None);
+    res.expect("destructive write");
+    assert!(t.bytes_written > 0);
+    assert!(lo.dev.exists(), "the device itself is never removed");
+}

@@ -57,6 +57,11 @@ impl FioPhase {
     pub fn is_random(self) -> bool {
         matches!(self, FioPhase::RandRead | FioPhase::RandWrite | FioPhase::RandRw)
     }
+
+    /// The phase writes data.
+    pub fn writes(self) -> bool {
+        matches!(self, FioPhase::Write | FioPhase::Rewrite | FioPhase::RandWrite | FioPhase::RandRw)
+    }
 }
 
 /// The I/O engines offered (fio's `ioengine=`).
@@ -133,6 +138,8 @@ pub struct JobSpec {
     pub timed: bool,
     /// Directory of the data files.
     pub dir: String,
+    /// A block device every job reads (or, when allowed, writes) in place of files.
+    pub device: Option<String>,
 }
 
 impl JobSpec {
@@ -155,6 +162,13 @@ impl JobSpec {
 
     /// The fio runs of the cell, in order; only the last one is measured.
     pub fn passes(&self) -> Vec<Pass> {
+        if self.device.is_some() {
+            // The device's data is the data: nothing to lay out.
+            return match self.phase {
+                FioPhase::Reread => vec![Pass::Warm, Pass::Measured],
+                _ => vec![Pass::Measured],
+            };
+        }
         match self.phase {
             FioPhase::Write => vec![Pass::Measured],
             FioPhase::Reread => vec![Pass::Layout, Pass::Warm, Pass::Measured],
@@ -162,8 +176,11 @@ impl JobSpec {
         }
     }
 
-    /// The data files (relative to [`JobSpec::dir`]), one per process.
+    /// The data files (relative to [`JobSpec::dir`]), one per process; none on a device.
     pub fn file_names(&self) -> Vec<String> {
+        if self.device.is_some() {
+            return Vec::new();
+        }
         (0..self.procs).map(|i| format!("{JOB_NAME}.{i}")).collect()
     }
 
@@ -185,12 +202,17 @@ impl JobSpec {
             format!("--output={output}"),
             "--eta=never".to_string(),
             format!("--name={JOB_NAME}"),
-            format!("--directory={}", escape_dir(&self.dir)),
-            format!("--filename_format={JOB_NAME}.$jobnum"),
             format!("--numjobs={}", self.procs),
             "--group_reporting".to_string(),
             format!("--size={}", self.size),
         ];
+        match &self.device {
+            Some(dev) => a.push(format!("--filename={}", escape_dir(dev))),
+            None => a.extend([
+                format!("--directory={}", escape_dir(&self.dir)),
+                format!("--filename_format={JOB_NAME}.$jobnum"),
+            ]),
+        }
         match pass {
             Pass::Layout => {
                 a.extend(["--rw=write".to_string(), format!("--bs={}", self.untimed_bs())]);
@@ -227,7 +249,9 @@ impl JobSpec {
         }
         match self.phase {
             // New files, created by the job's own open() and grown by its writes.
-            FioPhase::Write => a.extend(["--create_on_open=1".to_string(), "--fallocate=none".to_string()]),
+            FioPhase::Write if self.device.is_none() => {
+                a.extend(["--create_on_open=1".to_string(), "--fallocate=none".to_string()])
+            }
             // The files were just written (rewrite) or read (reread): keep them cached.
             FioPhase::Rewrite | FioPhase::Reread => a.push("--invalidate=0".to_string()),
             FioPhase::RandRw => a.push(format!("--rwmixread={}", self.rwmixread)),
@@ -277,6 +301,7 @@ mod tests {
             rwmixread: 50,
             timed: false,
             dir: "/tmp/cell".to_string(),
+            device: None,
         }
     }
 
@@ -325,6 +350,20 @@ mod tests {
         assert!(!a.iter().any(|x| x.starts_with("--iodepth")), "psync has no queue");
         assert!(!a.iter().any(|x| x.starts_with("--time_based") || x.starts_with("--number_ios")));
         assert_eq!(s.file_names(), ["rhfio.0", "rhfio.1", "rhfio.2"]);
+    }
+
+    #[test]
+    fn a_block_device_is_used_in_place() {
+        let mut s = spec(FioPhase::Read);
+        s.device = Some("/dev/loop7".to_string());
+        assert_eq!(s.passes(), [Pass::Measured]);
+        assert!(s.file_names().is_empty(), "nothing to delete on a device");
+        let a = measured(&s);
+        assert!(has(&a, "--filename=/dev/loop7") && !a.iter().any(|x| x.starts_with("--directory")));
+        s.phase = FioPhase::Write;
+        assert!(!has(&measured(&s), "--create_on_open=1"), "a device is never created");
+        s.phase = FioPhase::Reread;
+        assert_eq!(s.passes(), [Pass::Warm, Pass::Measured]);
     }
 
     #[test]

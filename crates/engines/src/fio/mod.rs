@@ -101,13 +101,23 @@ const OPTIONS: &[OptionSpec] = &[
         name: "target",
         kind: OptKind::Str,
         default: "",
-        help: "directory for the files (default: the cell's work directory)",
+        help: "directory for the files (default: the cell's work directory), or a block device \
+               (read phases only unless destructive=true)",
+    },
+    OptionSpec {
+        name: "destructive",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "allow write phases on a block-device target: DESTROYS the data on that device",
     },
 ];
 
 /// The error `check()` gives when fio is not installed.
 fn missing() -> EngineError {
-    EngineError::Usage("fio is not installed; install it with `apt-get install fio`".into())
+    EngineError::ToolMissing {
+        tool: "fio".into(),
+        hint: "install it (Debian/Ubuntu: apt-get install fio) or use the built-in 'diskio'".into(),
+    }
 }
 
 /// Finds `fio` in the directories of a PATH-like list.
@@ -165,12 +175,25 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
     let ioengine = IoEngine::parse(engine_word)
         .ok_or_else(|| EngineError::Usage(format!("ioengine '{engine_word}' is not psync or io_uring")))?;
     let target = ctx.spec.params.get("target").and_then(|v| v.as_str()).unwrap_or("");
+    let mut device = None;
     let dir = if target.is_empty() {
         utf8(&ctx.work_dir)?.to_string()
     } else if Path::new(target).is_dir() {
         target.to_string()
+    } else if is_block_device(Path::new(target)) {
+        let destructive = ctx.spec.params.get("destructive").and_then(|v| v.as_bool()).unwrap_or(false);
+        if phase.writes() && !destructive {
+            return Err(EngineError::Usage(format!(
+                "target {target} is a block device: fio only reads it; set destructive=true to allow \
+                 writing (this destroys the data on {target})"
+            )));
+        }
+        device = Some(target.to_string());
+        utf8(&ctx.work_dir)?.to_string()
     } else {
-        return Err(EngineError::Usage(format!("target '{target}' is not an existing directory")));
+        return Err(EngineError::Usage(format!(
+            "target '{target}' is not an existing directory or block device"
+        )));
     };
     Ok(JobSpec {
         phase,
@@ -184,7 +207,13 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         rwmixread: ctx.get_u64("rwmixread")?,
         timed: ctx.get_bool("timed")?,
         dir,
+        device,
     })
+}
+
+fn is_block_device(p: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }
 
 struct FioCell {

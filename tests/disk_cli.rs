@@ -1,0 +1,78 @@
+//! The disk workloads end to end through the binary: diskio phases with the overall row in
+//! `compare`, the fio adapter on the same axes, and refusals before anything is written.
+
+use crate::common::{machine_lock, text, Sandbox};
+
+fn disk_run(sb: &Sandbox, engine: &str, label: &str) -> std::process::Output {
+    sb.run(&[
+        "run",
+        engine,
+        "--label",
+        label,
+        "--opt",
+        "phase=write,read",
+        "--opt",
+        "size=4m",
+        "--reps",
+        "3",
+        "--runtime",
+        "300ms",
+        "--warmup",
+        "0s",
+        "--no-drop-caches",
+        "--quiet",
+        "--dir",
+        "/var/tmp",
+    ])
+}
+
+#[test]
+fn diskio_runs_are_stored_and_compare_with_an_overall_row() {
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    for label in ["a", "b"] {
+        let o = disk_run(&sb, "diskio", label);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let show = text(&sb.run(&["show", "a"]));
+    assert!(show.contains("bs=64k") && show.contains("size=4m") && show.contains("phase=read"), "{show}");
+    let cmp = sb.run(&["compare", "a", "b"]);
+    let t = text(&cmp);
+    assert!(cmp.status.success(), "{t}");
+    assert!(t.contains("Disk I/O") && t.contains("overall"), "{t}");
+    let leftovers: Vec<_> = std::fs::read_dir("/var/tmp")
+        .map(|d| {
+            d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("racehorse-diskio-")).collect()
+        })
+        .unwrap_or_default();
+    assert!(leftovers.is_empty(), "test files are removed: {leftovers:?}");
+}
+
+#[test]
+fn fio_runs_on_the_same_axes() {
+    if std::process::Command::new("fio").arg("--version").output().is_err() {
+        assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "fio is required here");
+        eprintln!("skipped: fio is not installed (scripts/test.sh installs it)");
+        return;
+    }
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let o = disk_run(&sb, "fio", "f");
+    assert!(o.status.success(), "{}", text(&o));
+    let json = sb.run(&["export", "f", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    let cells = v["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 6);
+    assert!(cells.iter().all(|c| c["extra"]["fio_bw_bytes_per_s"].as_f64().unwrap_or(0.0) > 0.0), "{v}");
+}
+
+#[test]
+fn impossible_disk_cells_are_refused_before_writing() {
+    let sb = Sandbox::new();
+    let o =
+        sb.run(&["run", "diskio", "--opt", "size=1t", "--opt", "procs=1024", "--dir", "/var/tmp", "--quiet"]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("free"), "{}", text(&o));
+    let o = sb.run(&["run", "diskio", "--opt", "iodepth=8", "--quiet"]);
+    assert!(text(&o).contains("needs ioengine=io_uring"), "{}", text(&o));
+}
