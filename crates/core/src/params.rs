@@ -57,6 +57,27 @@ impl fmt::Display for Value {
     }
 }
 
+/// Parameters that hold byte sizes (shown with k/m/g), besides names ending in `_bytes`.
+const SIZE_PARAMS: [&str; 4] = ["bs", "size", "file_size", "record_size"];
+
+/// A parameter value as people write it: sizes that are whole KiB, MiB or GiB with their
+/// suffix (`bs=64k`, `size=2g`), everything else as stored. Keys and machine formats keep
+/// the stored value.
+pub fn display_value(name: &str, v: &Value) -> String {
+    let is_size = SIZE_PARAMS.contains(&name) || name.ends_with("_bytes");
+    match v {
+        Value::Int(b) if is_size && *b > 0 => {
+            for (shift, suffix) in [(30, "g"), (20, "m"), (10, "k")] {
+                if b % (1 << shift) == 0 {
+                    return format!("{}{suffix}", b >> shift);
+                }
+            }
+            b.to_string()
+        }
+        _ => v.to_string(),
+    }
+}
+
 /// Named parameters, ordered by name so that a cell's key is stable.
 pub type Params = BTreeMap<String, Value>;
 
@@ -87,7 +108,7 @@ impl CellSpec {
     pub fn label(&self) -> String {
         let mut s = self.workload.clone();
         for (k, v) in &self.params {
-            s.push_str(&format!(" {k}={v}"));
+            s.push_str(&format!(" {k}={}", display_value(k, v)));
         }
         if !self.variant.is_empty() && self.variant != "default" {
             s.push_str(&format!(" [{}]", self.variant));

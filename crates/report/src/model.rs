@@ -325,24 +325,10 @@ pub fn params_label(p: &Params, names: &[String]) -> String {
         .join(" ")
 }
 
-/// Parameters that hold byte sizes (shown with k/m/g), besides names ending in `_bytes`.
-const SIZE_PARAMS: [&str; 4] = ["bs", "size", "file_size", "record_size"];
-
-/// A parameter value as people write it: sizes that are whole KiB, MiB or GiB with their
-/// suffix (`bs=64k`, `size=2g`), everything else as stored.
+/// A parameter value as people write it (`bs=64k`, `size=2g`); see
+/// [`racehorse_core::params::display_value`].
 pub fn shown(name: &str, v: &Value) -> String {
-    let is_size = SIZE_PARAMS.contains(&name) || name.ends_with("_bytes");
-    match v {
-        Value::Int(b) if is_size && *b > 0 => {
-            for (shift, suffix) in [(30, "g"), (20, "m"), (10, "k")] {
-                if b % (1 << shift) == 0 {
-                    return format!("{}{suffix}", b >> shift);
-                }
-            }
-            b.to_string()
-        }
-        _ => v.to_string(),
-    }
+    racehorse_core::params::display_value(name, v)
 }
 
 #[cfg(test)]

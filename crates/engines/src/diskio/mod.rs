@@ -3,6 +3,7 @@
 //! at a queue depth, direct or buffered; throughput in bytes, CPU per KiB.
 
 mod config;
+mod fileops;
 mod files;
 pub mod io;
 pub mod pattern;

@@ -1,0 +1,67 @@
+//! File-level operations around the I/O: fsync inside the timing, evicting a file from the
+//! page cache (cold reads without root), free space on a target, direct-I/O record sizes.
+
+use crate::error::EngineError;
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// fsync the file (for fsync-inside-timing).
+pub fn fsync(file: &File, path: &Path) -> Result<(), EngineError> {
+    file.sync_all().map_err(|e| EngineError::Failed(format!("fsync of {} failed: {e}", path.display())))
+}
+
+/// Evicts the file's pages from the page cache without root: fdatasync, then
+/// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file (makes the next read cold).
+pub fn evict_from_cache(file: &File, path: &Path) -> Result<(), EngineError> {
+    file.sync_data()
+        .map_err(|e| EngineError::Failed(format!("fdatasync of {} failed: {e}", path.display())))?;
+    // SAFETY: plain syscall on a descriptor we borrow; offset 0 / len 0 means the whole file.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(EngineError::Failed(format!(
+            "posix_fadvise(DONTNEED) on {} failed: {}",
+            path.display(),
+            io::Error::from_raw_os_error(rc)
+        )));
+    }
+    Ok(())
+}
+
+/// Bytes of free space for unprivileged users on the filesystem holding `dir`
+/// (statvfs f_bavail × f_frsize).
+pub fn free_bytes(dir: &Path) -> Result<u64, EngineError> {
+    let c_path = CString::new(dir.as_os_str().as_bytes()).map_err(|_| {
+        EngineError::Usage(format!("{} contains a NUL byte; choose another directory", dir.display()))
+    })?;
+    // SAFETY: statvfs is plain old data; all-zero is a valid value.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c_path is NUL-terminated and vfs is a valid, writable statvfs.
+    let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut vfs) };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        return Err(EngineError::Usage(format!(
+            "cannot read the free space of {}: {e}; choose an existing directory",
+            dir.display()
+        )));
+    }
+    #[allow(clippy::useless_conversion)] // the field types differ between targets
+    let bytes = u64::from(vfs.f_bavail).saturating_mul(u64::from(vfs.f_frsize));
+    Ok(bytes)
+}
+
+/// Logical block size requirement for direct I/O: bs must be a non-zero multiple of 512 (offsets are
+/// multiples of bs, so they are then aligned too).
+pub fn check_direct_bs(bs_bytes: u64) -> Result<(), EngineError> {
+    if bs_bytes == 0 || bs_bytes & 511 != 0 {
+        return Err(EngineError::Usage(format!(
+            "bs={bs_bytes} bytes cannot be used with direct=true: O_DIRECT needs sizes and offsets that \
+             are multiples of the device's logical block size (512 bytes, 4096 on some disks); \
+             use a multiple of 4096 such as 4k, or direct=false"
+        )));
+    }
+    Ok(())
+}
