@@ -164,3 +164,31 @@ fn html_reports_load_cleanly_in_a_real_browser() {
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "a real screenshot");
     eprintln!("screenshots: {}", out_dir.display());
 }
+
+#[test]
+fn one_run_compares_its_variants_first_as_base() {
+    let sb = Sandbox::new();
+    // A run with two variants: the second is 25% faster.
+    let store = Store::open(&sb.db()).expect("open store");
+    let run = NewRun { label: "vv".into(), host: "synthetic".into(), ..NewRun::default() };
+    let id = store.create_run(&run).expect("create run");
+    let slow = synthetic_side(0, "vv", &Shape::default());
+    let fast = synthetic_side(0, "vv", &Shape { speed: 1.25, seed: 4, ..Shape::default() });
+    let cells = slow.cells.into_iter().chain(fast.cells.into_iter().map(|mut c| {
+        c.spec.variant = "fast".into();
+        c
+    }));
+    for (i, c) in cells.enumerate() {
+        store.insert_cell(id, i, &c).expect("insert");
+    }
+    store.finish_run(id, racehorse_core::RunStatus::Complete).expect("finish");
+    let o = sb.run(&["compare", "vv"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("run 1 'vv' @fast vs run 1 'vv' @default"), "{t}");
+    assert!(t.contains("+25"), "{t}");
+    store_side(&sb.db(), "plain", &Shape::default());
+    let o = sb.run(&["compare", "plain"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("has 1 variant"), "{}", text(&o));
+}

@@ -110,3 +110,35 @@ fn env_captures_this_machine() {
     assert!(v["cpus_online"].as_u64().unwrap() >= 1);
     assert!(!v["kernel_release"].as_str().unwrap().is_empty());
 }
+
+#[test]
+fn reps_auto_settles_steady_points_after_three() {
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let o = sb.run(&[
+        "run",
+        "null",
+        "--label",
+        "auto",
+        "--clients",
+        "1,2",
+        "--runtime",
+        "300ms",
+        "--warmup",
+        "0s",
+        "--reps",
+        "auto",
+        "--max-reps",
+        "4",
+        "--no-drop-caches",
+        "--quiet",
+        "--dir",
+        sb.work().to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("reps auto: 2 of 2 points within ±2.0%"), "{t}");
+    let bad = sb.run(&["run", "null", "--reps", "auto", "--max-reps", "2"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("--max-reps 2"), "{}", text(&bad));
+}

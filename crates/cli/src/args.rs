@@ -67,13 +67,13 @@ pub enum CiMethodArg {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Examples:\n  racehorse compare old new\n  racehorse compare 3 4 5 --absolute --ci\n  \
-                        racehorse compare 7@default 7@nosmt\n  racehorse compare old new --format html -o report.html"
+                        racehorse compare 7@default 7@nosmt\n  racehorse compare 7                      (its variants, the first as base)\n  racehorse compare old new --format html -o report.html"
 )]
 pub struct CompareArgs {
     /// Base run (id or label), optionally narrowed to one variant: RUN@VARIANT
     pub base: String,
-    /// One or more new runs (id or label, or RUN@VARIANT)
-    #[arg(required = true)]
+    /// One or more new runs (id or label, or RUN@VARIANT); none: compare the variants of
+    /// BASE, the first one being the base
     pub new: Vec<String>,
     /// Output format (default: html when -o ends in .html, else text)
     #[arg(long, short = 'f', value_enum)]
@@ -143,9 +143,16 @@ pub struct RunArgs {
     /// Unmeasured warm-up before each window, e.g. 4s
     #[arg(long)]
     pub warmup: Option<String>,
-    /// Repetitions of every cell
-    #[arg(long)]
-    pub reps: Option<u32>,
+    /// Repetitions of every cell, or `auto`: at least 3, then more for the points whose 95%
+    /// interval of throughput is wider than ±--target-ci-pct, up to --max-reps
+    #[arg(long, value_name = "N|auto")]
+    pub reps: Option<String>,
+    /// With --reps auto: the most repetitions of any point
+    #[arg(long, default_value_t = 10)]
+    pub max_reps: u32,
+    /// With --reps auto: the half-width (in %) of the 95% interval to reach
+    #[arg(long, default_value_t = 2.0)]
+    pub target_ci_pct: f64,
     /// Directory where disk workloads write (default: the system temp dir)
     #[arg(long)]
     pub dir: Option<PathBuf>,

@@ -35,6 +35,29 @@ fn usage_or_fail(e: StoreError) -> Failure {
     }
 }
 
+/// One run's variants as sides, in the order they ran; the first is the base.
+fn variant_sides(side: Side) -> Result<(Side, Vec<Side>), Failure> {
+    if side.variant.is_some() {
+        return Err(Failure::usage("give the runs to compare with, e.g. `racehorse compare 7@a 7@b`"));
+    }
+    let mut names: Vec<String> = Vec::new();
+    for c in &side.cells {
+        if !names.contains(&c.spec.variant) {
+            names.push(c.spec.variant.clone());
+        }
+    }
+    if names.len() < 2 {
+        return Err(Failure::usage(format!(
+            "{} has {} variant(s); give a second run to compare with: racehorse compare {} OTHER",
+            side.name(),
+            names.len(),
+            side.run.id
+        )));
+    }
+    let with = |v: &String| Side { variant: Some(v.clone()), ..side.clone() };
+    Ok((with(&names[0]), names[1..].iter().map(with).collect()))
+}
+
 /// The summary table's area of a workload, from its engine.
 fn area_of(workload: &str) -> String {
     find(workload).map_or_else(|| "Other".to_string(), |e| e.area().to_string())
@@ -81,8 +104,12 @@ fn check_percent_and_level(level: f64, noisy_cv_pct: f64) -> Result<(), Failure>
 pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
     check_percent_and_level(a.level, a.noisy_cv_pct)?;
     let store = open_store(cli)?;
-    let base = load_side(&store, &a.base, false)?;
-    let news = a.new.iter().map(|k| load_side(&store, k, false)).collect::<Result<Vec<_>, _>>()?;
+    let (base, news) = if a.new.is_empty() {
+        variant_sides(load_side(&store, &a.base, false)?)?
+    } else {
+        let base = load_side(&store, &a.base, false)?;
+        (base, a.new.iter().map(|k| load_side(&store, k, false)).collect::<Result<Vec<_>, _>>()?)
+    };
     let opts = CompareOptions {
         level: a.level,
         ci_method: match a.ci_method {

@@ -8,6 +8,7 @@ use racehorse_core::{Event, RunStatus, Value};
 use racehorse_engines::{find, CellContext, RealClock};
 use racehorse_machine::guard::{default_state_file, install_signal_flag, recover, Guard};
 use racehorse_machine::{cpuctl, env, exclusivity, SysRoot};
+use racehorse_runner::adaptive::{Adaptive, MIN_REPS};
 use racehorse_runner::duration::{human, parse_duration};
 use racehorse_runner::presets::{preset, PRESETS};
 use racehorse_runner::suite::{engine_names, WorkloadEntry};
@@ -120,12 +121,8 @@ pub fn build_suite(a: &RunArgs, all_cpus: u32) -> Result<(Suite, String), Failur
         suite.warmup = w;
         suite.workloads.iter_mut().for_each(|x| x.warmup = None);
     }
-    if let Some(r) = a.reps {
-        if !(1..=1000).contains(&r) {
-            return Err(Failure::usage(format!("--reps {r}: use 1..1000")));
-        }
-        suite.reps = r;
-        suite.workloads.iter_mut().for_each(|x| x.reps = None);
+    if let Some(r) = &a.reps {
+        apply_reps(&mut suite, r, a)?;
     }
     if !a.cpus.is_empty() {
         if a.cpus.contains(&0) {
@@ -211,6 +208,34 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
     validate_cells(&plan, &work_root)?;
     let store = open_store(cli)?;
     execute_plan(a, &store, &plan, &label, root, work_root)
+}
+
+/// `--reps N` or `--reps auto` (with --max-reps and --target-ci-pct).
+fn apply_reps(suite: &mut Suite, text: &str, a: &RunArgs) -> Result<(), Failure> {
+    suite.workloads.iter_mut().for_each(|x| x.reps = None);
+    if text == "auto" {
+        if !(MIN_REPS..=1000).contains(&a.max_reps) {
+            return Err(Failure::usage(format!("--max-reps {}: use {MIN_REPS}..1000", a.max_reps)));
+        }
+        if !(a.target_ci_pct > 0.0 && a.target_ci_pct < 100.0) {
+            return Err(Failure::usage(format!(
+                "--target-ci-pct {}: use a percentage in (0, 100)",
+                a.target_ci_pct
+            )));
+        }
+        suite.reps = MIN_REPS;
+        suite.adaptive =
+            Some(Adaptive { target_half_width: a.target_ci_pct / 100.0, max_reps: a.max_reps, level: 0.95 });
+        return Ok(());
+    }
+    match text.parse::<u32>() {
+        Ok(r) if (1..=1000).contains(&r) => {
+            suite.reps = r;
+            suite.adaptive = None;
+            Ok(())
+        }
+        _ => Err(Failure::usage(format!("--reps {text}: use 1..1000 or auto"))),
+    }
 }
 
 /// Asks each engine to check every distinct planned cell before anything runs, so that a
@@ -307,6 +332,22 @@ fn execute_plan(
             outcome.ok,
             outcome.failed
         );
+        if let (Some(s), Some(ad)) = (outcome.adaptive, plan.suite.adaptive) {
+            eprintln!(
+                "reps auto: {} of {} points within ±{:.1}% (95% interval of throughput) after {} extra cells",
+                s.converged,
+                s.points,
+                ad.target_half_width * 100.0,
+                s.extra_cells
+            );
+            if s.converged < s.points {
+                eprintln!(
+                    "  {} points did not settle by --max-reps {} (or failed); their cv % shows how noisy they are",
+                    s.points - s.converged,
+                    ad.max_reps
+                );
+            }
+        }
     }
     Ok(match status {
         RunStatus::Complete => 0,

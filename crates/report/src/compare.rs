@@ -54,6 +54,8 @@ pub struct SideCell {
     pub metrics: Vec<MetricCompare>,
     /// Failed or interrupted repetitions of the new side.
     pub not_ok: usize,
+    /// Repetitions of the new side whose throughput is an outlier (kept).
+    pub outlier_reps: Vec<u32>,
 }
 
 impl SideCell {
@@ -69,6 +71,8 @@ pub struct Row {
     /// The varying parameters as `k=v k=v`.
     pub label: String,
     pub base_not_ok: usize,
+    /// Repetitions of the base whose throughput is an outlier (kept).
+    pub base_outlier_reps: Vec<u32>,
     /// Per new side, in order; None when that side lacks the point.
     pub sides: Vec<Option<SideCell>>,
 }
@@ -283,6 +287,7 @@ fn build_tables(
                     params: k.params.clone(),
                     label: params_label(&k.params, &columns),
                     base_not_ok: g.not_ok,
+                    base_outlier_reps: g.outlier_reps(),
                     sides: news.iter().map(|n| n.get(*k).map(|ng| side_cell(g, ng, opts))).collect(),
                 })
                 .collect();
@@ -295,7 +300,7 @@ fn build_tables(
 fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions) -> SideCell {
     let metrics =
         Metric::ALL.iter().map(|m| metric_compare(*m, &base.values(*m), &new.values(*m), opts)).collect();
-    SideCell { metrics, not_ok: new.not_ok }
+    SideCell { metrics, not_ok: new.not_ok, outlier_reps: new.outlier_reps() }
 }
 
 /// Compares one metric's repetitions.

@@ -42,6 +42,9 @@ pub struct FlatRecord {
     pub noisy: bool,
     /// Some repetition of this point failed or was interrupted on either side.
     pub partial: bool,
+    /// Repetitions whose throughput is an outlier (median/MAD), per side; kept in every figure.
+    pub base_outlier_reps: Vec<u32>,
+    pub new_outlier_reps: Vec<u32>,
 }
 
 /// Every record of a comparison, table by table, row by row, side by side.
@@ -77,6 +80,8 @@ pub fn flat_records(c: &Comparison) -> Vec<FlatRecord> {
                         verdict: m.verdict.map(|v| v.as_str()),
                         noisy: m.noisy,
                         partial: row.base_not_ok > 0 || cell.not_ok > 0,
+                        base_outlier_reps: row.base_outlier_reps.clone(),
+                        new_outlier_reps: cell.outlier_reps.clone(),
                     });
                 }
             }

@@ -4,7 +4,7 @@
 
 use crate::compare::{Comparison, MetricCompare, Row, WorkloadTable};
 use crate::doc::{Block, Cell, Grid, Tone};
-use crate::model::{shown, Metric, SideInfo};
+use crate::model::{outlier_note, shown, Metric, SideInfo};
 use crate::summary::range_text;
 use crate::units::{date, num, pct, ratio, unit_view};
 
@@ -109,11 +109,16 @@ fn row_cells(t: &WorkloadTable, row: &Row, side: usize, view: View) -> Option<Ve
             out.push(ci_cell(mc));
         }
     }
-    let note = if row.base_not_ok > 0 || cell.not_ok > 0 {
-        format!("partial: {} base, {} new reps failed", row.base_not_ok, cell.not_ok)
-    } else {
-        String::new()
-    };
+    let mut notes = Vec::new();
+    if row.base_not_ok > 0 || cell.not_ok > 0 {
+        notes.push(format!("partial: {} base, {} new reps failed", row.base_not_ok, cell.not_ok));
+    }
+    for (who, reps) in [("base", &row.base_outlier_reps), ("new", &cell.outlier_reps)] {
+        if !reps.is_empty() {
+            notes.push(format!("{who} {}", outlier_note(reps)));
+        }
+    }
+    let note = notes.join("; ");
     let tone = if note.is_empty() { Tone::Plain } else { Tone::Worse };
     out.push(Cell::toned(note, tone));
     Some(out)

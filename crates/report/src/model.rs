@@ -189,6 +189,12 @@ pub struct Group<'a> {
 }
 
 impl Group<'_> {
+    /// Repetition numbers whose throughput is an outlier (median/MAD); reported, never dropped.
+    pub fn outlier_reps(&self) -> Vec<u32> {
+        let tput: Vec<f64> = self.ok.iter().map(|c| c.throughput()).collect();
+        racehorse_stats::outliers(&tput).into_iter().map(|i| self.ok[i].spec.rep).collect()
+    }
+
     /// Finite values of a metric over the ok repetitions.
     pub fn values(&self, m: Metric) -> Vec<f64> {
         self.ok.iter().filter_map(|c| m.value(c)).collect()
@@ -314,6 +320,15 @@ pub const LOAD_AXES: [&str; 8] =
 /// The load axis among `names`, if any.
 pub fn load_axis(names: &[String]) -> Option<String> {
     LOAD_AXES.iter().find(|a| names.iter().any(|n| n == *a)).map(|a| a.to_string())
+}
+
+/// `outlier #3 #7` for a note column; "" when there are none.
+pub fn outlier_note(reps: &[u32]) -> String {
+    if reps.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = reps.iter().map(|r| format!("#{r}")).collect();
+    format!("outlier {} (kept)", list.join(" "))
 }
 
 /// `k=v k=v` over the given parameter names (missing ones skipped), values as [`shown`].

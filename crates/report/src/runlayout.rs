@@ -3,7 +3,7 @@
 
 use crate::doc::{Block, Cell, Grid, Tone};
 use crate::layout::side_line;
-use crate::model::{shown, Metric};
+use crate::model::{outlier_note, shown, Metric};
 use crate::runreport::{RunReport, RunRow, RunTable};
 use crate::units::{num, unit_view};
 
@@ -38,7 +38,12 @@ fn row_cells(t: &RunTable, r: &RunRow) -> Vec<Cell> {
     for m in &Metric::ALL[1..] {
         out.push(Cell::plain(r.metric(*m).map_or("n/a".into(), |s| num(s.median * u.cpu_scale))));
     }
-    let note = if r.not_ok > 0 { format!("{} reps failed", r.not_ok) } else { String::new() };
+    let failed = if r.not_ok > 0 { format!("{} reps failed", r.not_ok) } else { String::new() };
+    let note = [failed, outlier_note(&r.outlier_reps)]
+        .into_iter()
+        .filter(|x| !x.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
     let tone = if note.is_empty() { Tone::Plain } else { Tone::Worse };
     out.push(Cell::toned(note, tone));
     out

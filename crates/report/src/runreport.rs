@@ -17,6 +17,8 @@ pub struct RunRow {
     pub n: usize,
     /// Failed or interrupted repetitions.
     pub not_ok: usize,
+    /// Repetitions whose throughput is an outlier (kept in every figure).
+    pub outlier_reps: Vec<u32>,
     pub metrics: Vec<(Metric, Option<Summary>)>,
     /// Throughput's coefficient of variation is above the threshold.
     pub noisy: bool,
@@ -91,6 +93,7 @@ pub fn run_report(side: &Side, noisy_cv: f64, area_of: &dyn Fn(&str) -> String) 
                         label: params_label(&g.params, &columns),
                         n: g.ok.len(),
                         not_ok: g.not_ok,
+                        outlier_reps: g.outlier_reps(),
                         noisy: tput.is_some_and(|s| noisy(&s, noisy_cv)),
                         metrics,
                     }

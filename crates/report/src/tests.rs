@@ -259,3 +259,24 @@ fn phased_workloads_get_an_overall_row() {
     let r = run_report(&base, 0.05, &area);
     assert!(r.tables[0].rows.iter().any(|r| r.label.contains("phase=overall")));
 }
+
+#[test]
+fn outlier_repetitions_are_reported_and_kept() {
+    let base = synthetic_side(1, "a", &Shape { reps: 5, ..Shape::default() });
+    let mut new = synthetic_side(2, "b", &Shape { reps: 5, seed: 3, ..Shape::default() });
+    // Repetition 4 of the first point runs at half speed.
+    let first = new.cells[0].spec.match_key();
+    for c in new.cells.iter_mut().filter(|c| c.spec.match_key() == first && c.spec.rep == 4) {
+        c.units /= 2.0;
+    }
+    let c = compare(&base, &[new.clone()], &CompareOptions::default(), &area).expect("compare");
+    let row = &c.tables[0].rows[0];
+    assert_eq!(row.sides[0].as_ref().expect("side").outlier_reps, vec![4]);
+    assert!(compare_text(&c, View::default()).contains("new outlier #4 (kept)"));
+    let t = row.sides[0].as_ref().and_then(|s| s.metric(Metric::Throughput)).expect("t");
+    assert_eq!(t.new.expect("summary").n, 5, "the outlier stays in the figures");
+    assert!(formats::compare_json(&c).contains("\"new_outlier_reps\": [\n        4\n      ]"));
+    let r = run_report(&new, 0.05, &area);
+    assert_eq!(r.tables[0].rows[0].outlier_reps, vec![4]);
+    assert!(run_text(&r).contains("outlier #4 (kept)"));
+}

@@ -2,6 +2,7 @@
 //! workload, run warmup and the measured window while the sampler records, snapshot
 //! /proc/stat exactly at the window's edges, clean up, and hand the result to the sinks.
 
+use crate::adaptive::{self, next_round, AdaptiveSummary, Tracker};
 use crate::plan::{Plan, PlannedCell};
 use crate::sinks::Sink;
 use racehorse_core::event::CellPhase;
@@ -39,6 +40,8 @@ pub struct RunOutcome {
     pub failed: usize,
     /// How the CPU count was set ("hotplug"/"affinity"), if any cell set it.
     pub cpu_method: Option<String>,
+    /// How adaptive repetitions ended, when the suite asked for them.
+    pub adaptive: Option<AdaptiveSummary>,
 }
 
 /// /proc/stat and process CPU at the window's edges.
@@ -246,9 +249,56 @@ impl Runner {
     }
 }
 
+/// Counts and state carried across the cells of a run (and its adaptive rounds).
+#[derive(Default)]
+struct Progress {
+    ok: usize,
+    failed: usize,
+    interrupted: bool,
+    method: Option<String>,
+    current_variant: Option<usize>,
+    tracker: Tracker,
+}
+
+/// Runs `cells` in order; stops early on interrupt. `total` is the run's cell count so far.
+fn run_cells(
+    runner: &Runner,
+    plan: &Plan,
+    cells: &[PlannedCell],
+    total: usize,
+    guard: &mut Guard,
+    emit: &mut dyn FnMut(Event) -> Result<(), String>,
+    p: &mut Progress,
+) -> Result<(), String> {
+    for cell in cells {
+        if runner.abort.load(Ordering::Relaxed) {
+            p.interrupted = true;
+            return Ok(());
+        }
+        if p.current_variant != Some(cell.variant) {
+            runner.enter_variant(plan, cell.variant, guard)?;
+            p.current_variant = Some(cell.variant);
+        }
+        emit(Event::CellStarted { index: cell.index, cells: total, spec: cell.spec.clone() })?;
+        let result = runner.run_cell(cell, guard, emit, &mut p.method)?;
+        match result.status {
+            CellStatus::Ok => p.ok += 1,
+            CellStatus::Failed => p.failed += 1,
+            CellStatus::Interrupted => p.interrupted = true,
+        }
+        p.tracker.record(&result);
+        emit(Event::CellFinished { index: cell.index, result: Box::new(result) })?;
+        if p.interrupted {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
 /// Runs the whole plan. Sink errors (e.g. the store cannot write) stop the run with Err;
 /// everything already finished has been handed to the sinks. The guard is restored by the
-/// caller (and by its Drop on every path).
+/// caller (and by its Drop on every path). With adaptive repetitions, rounds of extra
+/// repetitions follow the plan until every point has converged or reached its maximum.
 pub fn execute(
     runner: &Runner,
     plan: &Plan,
@@ -269,39 +319,31 @@ pub fn execute(
         cells: plan.cells.len(),
         eta: racehorse_core::Nanos::from_duration(plan.eta()),
     })?;
-    let (mut ok, mut failed, mut interrupted) = (0, 0, false);
-    let mut method = None;
-    let mut current_variant = None;
-    for cell in &plan.cells {
-        if runner.abort.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
+    let mut p = Progress::default();
+    let mut total = plan.cells.len();
+    run_cells(runner, plan, &plan.cells, total, guard, &mut emit, &mut p)?;
+    let mut adaptive_summary = None;
+    if let Some(a) = plan.suite.adaptive {
+        let first = total;
+        while !p.interrupted {
+            let round = next_round(plan, &p.tracker, &a, total);
+            if round.is_empty() {
+                break;
+            }
+            total += round.len();
+            run_cells(runner, plan, &round, total, guard, &mut emit, &mut p)?;
         }
-        if current_variant != Some(cell.variant) {
-            runner.enter_variant(plan, cell.variant, guard)?;
-            current_variant = Some(cell.variant);
-        }
-        emit(Event::CellStarted { index: cell.index, cells: plan.cells.len(), spec: cell.spec.clone() })?;
-        let result = runner.run_cell(cell, guard, &mut emit, &mut method)?;
-        match result.status {
-            CellStatus::Ok => ok += 1,
-            CellStatus::Failed => failed += 1,
-            CellStatus::Interrupted => interrupted = true,
-        }
-        emit(Event::CellFinished { index: cell.index, result: Box::new(result) })?;
-        if interrupted {
-            break;
-        }
+        adaptive_summary = Some(adaptive::summary(plan, &p.tracker, &a, total - first));
     }
-    let status = if interrupted {
+    let status = if p.interrupted {
         RunStatus::Interrupted
-    } else if failed > 0 {
+    } else if p.failed > 0 {
         RunStatus::Partial
     } else {
         RunStatus::Complete
     };
-    emit(Event::RunFinished { run_id, status, ok, failed })?;
-    Ok(RunOutcome { status, ok, failed, cpu_method: method })
+    emit(Event::RunFinished { run_id, status, ok: p.ok, failed: p.failed })?;
+    Ok(RunOutcome { status, ok: p.ok, failed: p.failed, cpu_method: p.method, adaptive: adaptive_summary })
 }
 
 #[cfg(test)]
@@ -381,6 +423,28 @@ mod tests {
             assert_eq!(r.cpu.total_s(), 0.0, "the fixture's /proc/stat does not move");
         }
         assert!(matches!(sink.0.last(), Some(Event::RunFinished { run_id: 7, .. })));
+    }
+
+    #[test]
+    fn adaptive_reps_repeat_only_unsettled_points_up_to_the_maximum() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (runner, mut guard) = fixture_runner(tmp.path(), false, false);
+        let text = "runtime = \"1s\"\nwarmup = \"0s\"\nreps = \"auto\"\nmax_reps = 4\ncpus = [2]\n\
+                    [[workload]]\nengine = \"null\"\nfail = [false, true]\n";
+        let plan = Plan::expand(&Suite::parse("t.toml", text).unwrap(), 2, 2).unwrap();
+        assert_eq!(plan.cells.len(), 6, "the first round has three repetitions");
+        let mut sink = Collect::default();
+        let mut sinks: Vec<&mut dyn Sink> = vec![&mut sink];
+        let out = execute(&runner, &plan, &mut guard, &mut sinks, 1, "t").unwrap();
+        // The steady point converges at 3; the failing one never does and stops at 4.
+        let a = out.adaptive.expect("adaptive summary");
+        assert_eq!((a.points, a.converged, a.extra_cells), (2, 1, 1));
+        assert_eq!((out.ok, out.failed, out.status), (3, 4, RunStatus::Partial));
+        let last = sink.0.iter().rev().find_map(|e| match e {
+            Event::CellFinished { index, result } => Some((*index, result.spec.rep)),
+            _ => None,
+        });
+        assert_eq!(last, Some((6, 4)), "the extra cell continues the numbering");
     }
 
     #[test]

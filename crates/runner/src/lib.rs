@@ -1,6 +1,7 @@
 //! racehorse-runner: suite files, matrix expansion into a plan, the measurement loop around
 //! each cell (machine control, warmup, measured window, sampler), and event sinks.
 
+pub mod adaptive;
 pub mod duration;
 pub mod exec;
 pub mod plan;

@@ -44,7 +44,11 @@ impl Sink for ProgressSink {
     fn event(&mut self, e: &Event) -> Result<(), String> {
         match e {
             Event::Warning { message } => self.bar.println(format!("warning: {message}")),
-            Event::CellStarted { index, spec, .. } => {
+            Event::CellStarted { index, spec, cells } => {
+                // Adaptive repetitions add cells as the run goes.
+                if (*cells as u64) > self.bar.length().unwrap_or(0) {
+                    self.bar.set_length(*cells as u64);
+                }
                 self.bar.set_message(format!("{}  (ETA {})", spec.label(), self.eta(*index)));
             }
             Event::CellPhase { index, phase } => {

@@ -74,6 +74,8 @@ pub struct Suite {
     pub drop_caches: bool,
     /// Memory limit for the whole run (cgroup), in bytes; None = no limit.
     pub mem_limit_bytes: Option<u64>,
+    /// `reps = "auto"`: repeat points until their interval is narrow enough.
+    pub adaptive: Option<crate::adaptive::Adaptive>,
     pub workloads: Vec<WorkloadEntry>,
     pub variants: Vec<Variant>,
 }
@@ -89,6 +91,7 @@ impl Default for Suite {
             dir: None,
             drop_caches: true,
             mem_limit_bytes: None,
+            adaptive: None,
             workloads: Vec::new(),
             variants: Vec::new(),
         }
@@ -101,7 +104,9 @@ struct RawSuite {
     name: Option<String>,
     runtime: Option<Spanned<toml::Value>>,
     warmup: Option<Spanned<toml::Value>>,
-    reps: Option<Spanned<i64>>,
+    reps: Option<Spanned<toml::Value>>,
+    max_reps: Option<Spanned<i64>>,
+    target_ci_pct: Option<Spanned<f64>>,
     cpus: Option<Spanned<toml::Value>>,
     dir: Option<String>,
     drop_caches: Option<bool>,
@@ -239,7 +244,7 @@ fn workload_from_table(t: &toml::Table) -> Result<WorkloadEntry, String> {
 fn reps_value(v: &toml::Value) -> Result<u32, String> {
     match v.as_integer().and_then(|n| u32::try_from(n).ok()) {
         Some(n) if (1..=1000).contains(&n) => Ok(n),
-        _ => Err(format!("reps: {v} is not a repetition count (1..1000)")),
+        _ => Err(format!("reps: {v} is not a repetition count (1..1000) or \"auto\"")),
     }
 }
 
@@ -261,8 +266,34 @@ impl Suite {
                 duration_value(v.get_ref()).map_err(|e| at(v.span().start, format!("warmup: {e}")))?;
         }
         if let Some(v) = raw.reps {
-            suite.reps =
-                reps_value(&toml::Value::Integer(*v.get_ref())).map_err(|e| at(v.span().start, e))?;
+            if v.get_ref().as_str() == Some("auto") {
+                suite.reps = crate::adaptive::MIN_REPS;
+                suite.adaptive = Some(crate::adaptive::Adaptive::default());
+            } else {
+                suite.reps = reps_value(v.get_ref()).map_err(|e| at(v.span().start, e))?;
+            }
+        }
+        if let Some(a) = suite.adaptive.as_mut() {
+            if let Some(m) = raw.max_reps {
+                a.max_reps = u32::try_from(*m.get_ref())
+                    .ok()
+                    .filter(|n| (crate::adaptive::MIN_REPS..=1000).contains(n))
+                    .ok_or_else(|| at(m.span().start, "max_reps: use 3..1000".into()))?;
+            }
+            if let Some(t) = raw.target_ci_pct {
+                let pct = *t.get_ref();
+                if !(pct > 0.0 && pct < 100.0) {
+                    return Err(at(t.span().start, format!("target_ci_pct: {pct} is not in (0, 100)")));
+                }
+                a.target_half_width = pct / 100.0;
+            }
+        } else if let Some(m) = raw
+            .max_reps
+            .as_ref()
+            .map(|m| m.span().start)
+            .or(raw.target_ci_pct.as_ref().map(|t| t.span().start))
+        {
+            return Err(at(m, "max_reps and target_ci_pct need reps = \"auto\"".into()));
         }
         if let Some(v) = raw.cpus {
             suite.cpus = cpus_value(v.get_ref()).map_err(|e| at(v.span().start, e))?;
@@ -412,6 +443,27 @@ sysctl = { "vm.swappiness" = 10 }
         ) {
             let text = format!("[[workload]]\nengine = \"null\"\n{key} = {val}\n");
             let _ = Suite::parse("f.toml", &text);
+        }
+    }
+
+    #[test]
+    fn reps_auto_sets_adaptive_repetitions() {
+        let s = Suite::parse(
+            "s.toml",
+            "reps = \"auto\"\nmax_reps = 6\ntarget_ci_pct = 1.5\n[[workload]]\nengine=\"null\"",
+        )
+        .unwrap();
+        let a = s.adaptive.expect("adaptive");
+        assert_eq!((s.reps, a.max_reps), (3, 6));
+        assert!((a.target_half_width - 0.015).abs() < 1e-12);
+        for (text, needle) in [
+            ("max_reps = 5\n[[workload]]\nengine=\"null\"", "need reps = \"auto\""),
+            ("reps = \"auto\"\nmax_reps = 2\n[[workload]]\nengine=\"null\"", "max_reps"),
+            ("reps = \"auto\"\ntarget_ci_pct = 0.0\n[[workload]]\nengine=\"null\"", "target_ci_pct"),
+            ("reps = \"often\"\n[[workload]]\nengine=\"null\"", "auto"),
+        ] {
+            let e = Suite::parse("s.toml", text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text:?} gave {e}");
         }
     }
 

@@ -9,6 +9,7 @@ mod aggregate;
 mod ratio;
 mod rng;
 mod special;
+mod spread;
 mod tdist;
 
 pub use aggregate::{geomean, noisy, range, DEFAULT_NOISY_CV};
@@ -16,6 +17,7 @@ pub use ratio::{
     ratio_ci, ratio_ci_bootstrap, ratio_ci_welch, CiMethod, RatioCi, DEFAULT_BOOTSTRAP_RESAMPLES,
     MIN_REPS_FOR_CI,
 };
+pub use spread::{outliers, relative_half_width, OUTLIER_Z};
 pub use tdist::{student_t_cdf, student_t_quantile};
 
 /// Summary of one metric over repetitions.
