@@ -276,13 +276,15 @@ pub fn params_cmp(a: &Params, b: &Params) -> Ordering {
     }
 }
 
-/// Numbers numerically (ints and floats together), then booleans, then strings.
+/// Numbers numerically (ints and floats together), then booleans, then strings; the
+/// summed `overall` phase after every other value, as the seeds put it last.
 pub fn value_cmp(a: &Value, b: &Value) -> Ordering {
+    let is_overall = |v: &Value| v.as_str() == Some(crate::overall::OVERALL);
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => x.total_cmp(&y),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => a.to_string().cmp(&b.to_string()),
+        (None, None) => is_overall(a).cmp(&is_overall(b)).then_with(|| a.to_string().cmp(&b.to_string())),
     }
 }
 

@@ -253,6 +253,7 @@ fn phased_workloads_get_an_overall_row() {
     let c = compare(&base, &[new], &CompareOptions::default(), &area).expect("compare");
     let phases: Vec<String> = c.tables[0].rows.iter().map(|r| r.params["phase"].to_string()).collect();
     assert_eq!(phases.iter().filter(|p| *p == "overall").count(), 4, "one per client count: {phases:?}");
+    assert!(phases.chunks(3).all(|c| c[2] == "overall"), "overall comes after the phases: {phases:?}");
     let overall = c.tables[0].rows.iter().find(|r| r.params["phase"].to_string() == "overall").expect("row");
     let t = overall.sides[0].as_ref().and_then(|s| s.metric(Metric::Throughput)).expect("t");
     assert!((t.ratio.expect("ratio") - 1.2).abs() < 0.05);
