@@ -9,12 +9,12 @@ pub const PRESETS: &[(&str, &str)] = &[
     (
         "disk-configs",
         "seed 004: diskio write/read/randread/randwrite, 8k and 64k records, 1/8/32 processes, direct \
-         and page cache, 2 GiB per cell under a 512 MiB memory limit (root), 3 reps (~1 h)",
+         and page cache, 2 GiB per cell under a 512 MiB memory limit (root), 3 reps",
     ),
     (
         "disk-regression",
         "seed 001: the six IOzone phases, 64k records, 512 MiB file, page cache, 3 reps; add targets with \
-         --opt target=/a,/b (~5 min per target)",
+         --opt target=/a,/b",
     ),
 ];
 
