@@ -141,4 +141,7 @@ fn reps_auto_settles_steady_points_after_three() {
     let bad = sb.run(&["run", "null", "--reps", "auto", "--max-reps", "2"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(text(&bad).contains("--max-reps 2"), "{}", text(&bad));
+    let stray = sb.run(&["run", "null", "--reps", "3", "--max-reps", "5"]);
+    assert_eq!(stray.status.code(), Some(2), "{}", text(&stray));
+    assert!(text(&stray).contains("need --reps auto"), "{}", text(&stray));
 }

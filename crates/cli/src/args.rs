@@ -147,12 +147,12 @@ pub struct RunArgs {
     /// interval of throughput is wider than ±--target-ci-pct, up to --max-reps
     #[arg(long, value_name = "N|auto")]
     pub reps: Option<String>,
-    /// With --reps auto: the most repetitions of any point
-    #[arg(long, default_value_t = 10)]
-    pub max_reps: u32,
-    /// With --reps auto: the half-width (in %) of the 95% interval to reach
-    #[arg(long, default_value_t = 2.0)]
-    pub target_ci_pct: f64,
+    /// With --reps auto: the most repetitions of any point [default: 10]
+    #[arg(long)]
+    pub max_reps: Option<u32>,
+    /// With --reps auto: the half-width (in %) of the 95% interval to reach [default: 2]
+    #[arg(long)]
+    pub target_ci_pct: Option<f64>,
     /// Directory where disk workloads write (default: the system temp dir)
     #[arg(long)]
     pub dir: Option<PathBuf>,

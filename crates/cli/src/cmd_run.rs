@@ -121,9 +121,7 @@ pub fn build_suite(a: &RunArgs, all_cpus: u32) -> Result<(Suite, String), Failur
         suite.warmup = w;
         suite.workloads.iter_mut().for_each(|x| x.warmup = None);
     }
-    if let Some(r) = &a.reps {
-        apply_reps(&mut suite, r, a)?;
-    }
+    apply_reps(&mut suite, a)?;
     if !a.cpus.is_empty() {
         if a.cpus.contains(&0) {
             return Err(Failure::usage("--cpus: a CPU count must be at least 1"));
@@ -210,32 +208,44 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
     execute_plan(a, &store, &plan, &label, root, work_root)
 }
 
-/// `--reps N` or `--reps auto` (with --max-reps and --target-ci-pct).
-fn apply_reps(suite: &mut Suite, text: &str, a: &RunArgs) -> Result<(), Failure> {
-    suite.workloads.iter_mut().for_each(|x| x.reps = None);
-    if text == "auto" {
-        if !(MIN_REPS..=1000).contains(&a.max_reps) {
-            return Err(Failure::usage(format!("--max-reps {}: use {MIN_REPS}..1000", a.max_reps)));
+/// `--reps N` or `--reps auto`, then --max-reps and --target-ci-pct, which need adaptive
+/// repetitions (from `--reps auto` or the suite's `reps = "auto"`).
+fn apply_reps(suite: &mut Suite, a: &RunArgs) -> Result<(), Failure> {
+    match a.reps.as_deref() {
+        None => {}
+        Some("auto") => {
+            suite.workloads.iter_mut().for_each(|x| x.reps = None);
+            suite.reps = MIN_REPS;
+            suite.adaptive = Some(Adaptive::default());
         }
-        if !(a.target_ci_pct > 0.0 && a.target_ci_pct < 100.0) {
-            return Err(Failure::usage(format!(
-                "--target-ci-pct {}: use a percentage in (0, 100)",
-                a.target_ci_pct
-            )));
-        }
-        suite.reps = MIN_REPS;
-        suite.adaptive =
-            Some(Adaptive { target_half_width: a.target_ci_pct / 100.0, max_reps: a.max_reps, level: 0.95 });
+        Some(text) => match text.parse::<u32>() {
+            Ok(r) if (1..=1000).contains(&r) => {
+                suite.workloads.iter_mut().for_each(|x| x.reps = None);
+                suite.reps = r;
+                suite.adaptive = None;
+            }
+            _ => return Err(Failure::usage(format!("--reps {text}: use 1..1000 or auto"))),
+        },
+    }
+    if a.max_reps.is_none() && a.target_ci_pct.is_none() {
         return Ok(());
     }
-    match text.parse::<u32>() {
-        Ok(r) if (1..=1000).contains(&r) => {
-            suite.reps = r;
-            suite.adaptive = None;
-            Ok(())
+    let Some(ad) = suite.adaptive.as_mut() else {
+        return Err(Failure::usage("--max-reps and --target-ci-pct need --reps auto"));
+    };
+    if let Some(m) = a.max_reps {
+        if !(MIN_REPS..=1000).contains(&m) {
+            return Err(Failure::usage(format!("--max-reps {m}: use {MIN_REPS}..1000")));
         }
-        _ => Err(Failure::usage(format!("--reps {text}: use 1..1000 or auto"))),
+        ad.max_reps = m;
     }
+    if let Some(t) = a.target_ci_pct {
+        if !(t > 0.0 && t < 100.0) {
+            return Err(Failure::usage(format!("--target-ci-pct {t}: use a percentage in (0, 100)")));
+        }
+        ad.target_half_width = t / 100.0;
+    }
+    Ok(())
 }
 
 /// Asks each engine to check every distinct planned cell before anything runs, so that a

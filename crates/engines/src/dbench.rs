@@ -122,7 +122,7 @@ fn parse_report(lines: &[String]) -> DbenchReport {
 }
 
 /// CPU of `pid` and all its descendants, from /proc/PID/stat (utime, stime).
-pub(crate) fn tree_cpu(pid: u32) -> CpuTime {
+fn tree_cpu(pid: u32) -> CpuTime {
     let hz = user_hz() as f64;
     let mut procs: Vec<(u32, u32, u64, u64)> = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {

@@ -102,11 +102,7 @@ pub struct WorkloadTable {
 impl WorkloadTable {
     /// `fileserver` or `fileserver [nosmt]`.
     pub fn title(&self) -> String {
-        if self.variant.is_empty() || self.variant == "default" {
-            self.workload.clone()
-        } else {
-            format!("{} [{}]", self.workload, self.variant)
-        }
+        crate::model::table_title(&self.workload, &self.variant)
     }
 }
 

@@ -333,6 +333,15 @@ pub fn outlier_note(reps: &[u32]) -> String {
     format!("outlier {} (kept)", list.join(" "))
 }
 
+/// A table's title: `fileserver`, or `fileserver [nosmt]` for a variant other than the default.
+pub fn table_title(workload: &str, variant: &str) -> String {
+    if variant.is_empty() || variant == "default" {
+        workload.to_string()
+    } else {
+        format!("{workload} [{variant}]")
+    }
+}
+
 /// `k=v k=v` over the given parameter names (missing ones skipped), values as [`shown`].
 pub fn params_label(p: &Params, names: &[String]) -> String {
     names

@@ -104,7 +104,8 @@ impl Drop for TestFiles {
     }
 }
 
-fn is_block_device(p: &Path) -> bool {
+/// The path is a block device (a disk, partition or loop device).
+pub(crate) fn is_block_device(p: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     std::fs::metadata(p).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }

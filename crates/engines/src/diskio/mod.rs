@@ -16,6 +16,7 @@ use racehorse_core::WorkUnit;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use config::{DiskConfig, DiskPhase, OPTIONS};
+pub(crate) use files::is_block_device;
 
 pub struct DiskIo;
 

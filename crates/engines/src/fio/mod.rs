@@ -28,7 +28,7 @@ mod process;
 #[cfg(test)]
 mod tests;
 
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
+use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
 use job::{FioPhase, IoEngine, JobSpec, Pass, Timing};
 use process::{Event, Exit, FioRun};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
@@ -39,78 +39,9 @@ use std::time::{Duration, Instant};
 /// The `fio` engine.
 pub struct Fio;
 
-const OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "phase",
-        kind: OptKind::Choice(FioPhase::NAMES),
-        default: "read",
-        help: "IOzone-like phase: write (new files), rewrite, read (cold), reread (warm), randread, \
-               randwrite, randrw",
-    },
-    OptionSpec {
-        name: "procs",
-        kind: OptKind::Int { min: 1, max: 1024 },
-        default: "1",
-        help: "processes (fio numjobs), each with its own file",
-    },
-    OptionSpec {
-        name: "bs",
-        kind: OptKind::Size { min: 512, max: 64 << 20 },
-        default: "64k",
-        help: "block size of each read or write",
-    },
-    OptionSpec {
-        name: "size",
-        kind: OptKind::Size { min: 4096, max: 1 << 40 },
-        default: "64m",
-        help: "file size per process",
-    },
-    OptionSpec { name: "direct", kind: OptKind::Bool, default: "false", help: "O_DIRECT (fio direct=1)" },
-    OptionSpec {
-        name: "fsync",
-        kind: OptKind::Bool,
-        default: "false",
-        help: "fsync at the end, inside the measured part (fio end_fsync=1)",
-    },
-    OptionSpec {
-        name: "ioengine",
-        kind: OptKind::Choice(IoEngine::NAMES),
-        default: "psync",
-        help: "psync (pread/pwrite) or io_uring",
-    },
-    OptionSpec {
-        name: "iodepth",
-        kind: OptKind::Int { min: 1, max: 4096 },
-        default: "1",
-        help: "I/Os in flight per process (io_uring; psync is always 1)",
-    },
-    OptionSpec {
-        name: "rwmixread",
-        kind: OptKind::Int { min: 0, max: 100 },
-        default: "50",
-        help: "percent of reads in randrw",
-    },
-    OptionSpec {
-        name: "timed",
-        kind: OptKind::Bool,
-        default: "false",
-        help: "false: one pass over size per process; true: run for the cell's runtime after a ramp \
-               of its warmup (fio time_based)",
-    },
-    OptionSpec {
-        name: "target",
-        kind: OptKind::Str,
-        default: "",
-        help: "directory for the files (default: the cell's work directory), or a block device \
-               (read phases only unless destructive=true)",
-    },
-    OptionSpec {
-        name: "destructive",
-        kind: OptKind::Bool,
-        default: "false",
-        help: "allow write phases on a block-device target: DESTROYS the data on that device",
-    },
-];
+/// The same option table as the native `diskio` engine, so one suite runs both on the
+/// same axes.
+const OPTIONS: &[OptionSpec] = crate::diskio::OPTIONS;
 
 /// The error `check()` gives when fio is not installed.
 fn missing() -> EngineError {
@@ -180,7 +111,7 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         utf8(&ctx.work_dir)?.to_string()
     } else if Path::new(target).is_dir() {
         target.to_string()
-    } else if is_block_device(Path::new(target)) {
+    } else if crate::diskio::is_block_device(Path::new(target)) {
         let destructive = ctx.spec.params.get("destructive").and_then(|v| v.as_bool()).unwrap_or(false);
         if phase.writes() && !destructive {
             return Err(EngineError::Usage(format!(
@@ -209,11 +140,6 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         dir,
         device,
     })
-}
-
-fn is_block_device(p: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(p).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }
 
 struct FioCell {

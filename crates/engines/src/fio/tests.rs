@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::control::RealClock;
+use crate::OptKind;
 use racehorse_core::{CellSpec, Params};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
