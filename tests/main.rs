@@ -6,3 +6,4 @@ mod disk_cli;
 mod run_cli;
 mod run_faults;
 mod run_machine;
+mod variants_cli;

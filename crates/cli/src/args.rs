@@ -23,7 +23,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a preset (quick, standard), a workload by name, or a suite file (TOML)
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List stored runs: id, label, date, status, host, cells
     List,
     /// Show a run's cells: throughput and CPU per unit of work (total, kernel, user)
@@ -163,6 +163,17 @@ pub struct RunArgs {
     /// 512M; root only; restored afterwards (seed 004's setup for cold disk reads)
     #[arg(long, value_name = "SIZE")]
     pub mem_limit: Option<String>,
+    /// Run only these of the suite's variants, e.g. base,ra-1m (in the suite's order)
+    #[arg(long = "variant", value_delimiter = ',', value_name = "NAMES")]
+    pub variants: Vec<String>,
+    /// Order of the cells of several variants: interleaved (each repetition runs every
+    /// variant in turn), grouped (one variant after the other) or random (shuffled within each
+    /// repetition, seeded) [default: the suite's, else interleaved]
+    #[arg(long, value_name = "ORDER")]
+    pub order: Option<String>,
+    /// Seed of --order random (default: chosen at start and recorded with the run)
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Print the plan and its estimated duration, run nothing
     #[arg(long)]
     pub dry_run: bool,

@@ -9,10 +9,11 @@ use racehorse_engines::{find, CellContext, RealClock};
 use racehorse_machine::guard::{default_state_file, install_signal_flag, recover, Guard};
 use racehorse_machine::{cpuctl, env, exclusivity, SysRoot};
 use racehorse_runner::adaptive::{Adaptive, MIN_REPS};
+use racehorse_runner::apply::{check_variants, variant_dir};
 use racehorse_runner::duration::{human, parse_duration};
 use racehorse_runner::presets::{preset, PRESETS};
 use racehorse_runner::suite::{engine_names, WorkloadEntry};
-use racehorse_runner::{execute, JsonLinesSink, Plan, ProgressSink, Runner, Sink, Suite};
+use racehorse_runner::{execute, JsonLinesSink, Order, Plan, ProgressSink, Runner, Sink, Suite};
 use racehorse_store::{NewRun, Store};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -144,11 +145,52 @@ pub fn build_suite(a: &RunArgs, all_cpus: u32) -> Result<(Suite, String), Failur
     if a.no_drop_caches {
         suite.drop_caches = false;
     }
+    apply_variant_flags(&mut suite, a)?;
     Ok((suite, a.label.clone().unwrap_or(label)))
+}
+
+/// `--variant`, `--order` and `--seed`.
+fn apply_variant_flags(suite: &mut Suite, a: &RunArgs) -> Result<(), Failure> {
+    if !a.variants.is_empty() {
+        let defined: Vec<String> = suite.variants.iter().map(|v| v.name.clone()).collect();
+        if let Some(bad) = a.variants.iter().find(|n| !defined.contains(n)) {
+            let list = if defined.is_empty() { "none".to_string() } else { defined.join(", ") };
+            return Err(Failure::usage(format!(
+                "--variant {bad}: the suite has no such variant (variants: {list})"
+            )));
+        }
+        suite.variants.retain(|v| a.variants.contains(&v.name));
+        for w in &mut suite.workloads {
+            if let Some(names) = &mut w.variants {
+                names.retain(|n| a.variants.contains(n));
+            }
+        }
+    }
+    if let Some(o) = &a.order {
+        suite.order = Order::parse(o).map_err(|e| Failure::usage(format!("--order: {e}")))?;
+    }
+    if a.seed.is_some() {
+        if suite.order != Order::Random {
+            return Err(Failure::usage("--seed needs --order random (or order = \"random\" in the suite)"));
+        }
+        suite.seed = a.seed;
+    }
+    Ok(())
 }
 
 fn print_plan(plan: &Plan) {
     println!("plan: {} cells, estimated {}", plan.cells.len(), human(plan.eta()));
+    if plan.suite.variants.len() > 1 || plan.variants.iter().any(|v| !v.is_plain()) {
+        let seed = plan.suite.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
+        let order = serde_json::to_value(plan.suite.order).ok();
+        let order = order.as_ref().and_then(|o| o.as_str()).unwrap_or("?");
+        println!("variants ({order} order{seed}):");
+        for v in &plan.variants {
+            let d = v.describe();
+            let what = if d.is_empty() { "the machine as found".to_string() } else { d.join(", ") };
+            println!("  {}: {what}", v.name);
+        }
+    }
     for c in &plan.cells {
         println!(
             "  {:>4}  {}  (warmup {}, window {})",
@@ -203,6 +245,10 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
     }
     let work_root = suite.dir.clone().unwrap_or_else(std::env::temp_dir);
     check_dir(&work_root)?;
+    for v in plan.variants.iter().filter(|v| v.dir.is_some()) {
+        check_dir(&variant_dir(v, &work_root))
+            .map_err(|f| Failure::usage(format!("variant '{}': {}", v.name, f.error)))?;
+    }
     validate_cells(&plan, &work_root)?;
     let store = open_store(cli)?;
     execute_plan(a, &store, &plan, &label, root, work_root)
@@ -257,7 +303,13 @@ fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), Failure> {
             continue;
         }
         let Some(engine) = find(&cell.spec.workload) else { continue };
-        let ctx = CellContext { spec: cell.spec.clone(), work_dir: work_root.to_path_buf(), cpus: cell.cpus };
+        let v = &plan.variants[cell.variant];
+        let ctx = CellContext {
+            spec: cell.spec.clone(),
+            work_dir: variant_dir(v, work_root),
+            cpus: cell.cpus,
+            env: v.env.clone(),
+        };
         engine.validate(&ctx).map_err(|e| Failure::usage(format!("{}: {e}", cell.spec.label())))?;
     }
     Ok(())
@@ -292,6 +344,7 @@ fn execute_plan(
             );
         }
     }
+    check_variants(plan, &root, &work_root, &mut guard).map_err(Failure::usage)?;
     let mut environment = env::capture(&root, std::slice::from_ref(&work_root));
     environment.racehorse_version = env!("CARGO_PKG_VERSION").to_string();
     environment.cpu_control = cpuctl::detect_method(&root).as_str().to_string();
@@ -301,8 +354,7 @@ fn execute_plan(
             label: label.to_string(),
             host,
             command: std::env::args().collect::<Vec<_>>().join(" "),
-            suite_json: serde_json::to_string(&plan.cells.iter().map(|c| &c.spec).collect::<Vec<_>>())
-                .unwrap_or_default(),
+            suite_json: suite_json(plan),
             env_json: serde_json::to_string(&environment).unwrap_or_default(),
             exclusivity_json: serde_json::to_string(&excl).unwrap_or_default(),
             racehorse_version: environment.racehorse_version.clone(),
@@ -332,6 +384,7 @@ fn execute_plan(
     let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);
     store.finish_run(run_id, status).context("marking the run finished")?;
     restored.context("restoring the machine state")?;
+    verify_machine(&guard, json)?;
     let outcome =
         outcome.map_err(|e| anyhow::anyhow!("run {run_id} stopped: {e} (finished cells are stored)"))?;
     if !json {
@@ -364,6 +417,36 @@ fn execute_plan(
         RunStatus::Interrupted => 130,
         _ => 1,
     })
+}
+
+/// What the run stores as its suite: the variants with every setting, the order (and seed)
+/// and the planned cells.
+fn suite_json(plan: &Plan) -> String {
+    let doc = serde_json::json!({
+        "name": plan.suite.name,
+        "order": plan.suite.order,
+        "seed": plan.suite.seed,
+        "variants": plan.variants,
+        "cells": plan.cells.iter().map(|c| &c.spec).collect::<Vec<_>>(),
+    });
+    doc.to_string()
+}
+
+/// After the restore: every setting the run changed reads back as before the run.
+fn verify_machine(guard: &Guard, json: bool) -> Result<(), Failure> {
+    match guard.verify_restored() {
+        Ok(0) => Ok(()),
+        Ok(n) if !json => {
+            eprintln!("machine restored: {n} settings read back with their values from before the run");
+            Ok(())
+        }
+        Ok(_) => Ok(()),
+        Err(bad) => Err(anyhow::anyhow!(
+            "the machine was not fully restored: {}; run `racehorse restore` or set them back by hand",
+            bad.join("; ")
+        )
+        .into()),
+    }
 }
 
 pub fn restore() -> CmdResult {

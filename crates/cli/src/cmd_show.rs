@@ -47,6 +47,19 @@ fn median_of(cells: &[&CellResult], f: impl Fn(&CellResult) -> Option<f64>) -> O
 }
 
 /// Prints the per-cell table of a run (medians over repetitions).
+/// One line per variant that set something on the machine, from its cells' records.
+fn print_variant_settings(cells: &[CellResult]) {
+    let mut seen: Vec<&str> = Vec::new();
+    for c in cells.iter().filter(|c| !c.settings.is_empty()) {
+        if seen.contains(&c.spec.variant.as_str()) {
+            continue;
+        }
+        seen.push(&c.spec.variant);
+        let set: Vec<String> = c.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        println!("variant {}: {}", c.spec.variant, set.join(", "));
+    }
+}
+
 pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
@@ -58,6 +71,7 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
         date(run.started_at_unix_s),
         run.host
     );
+    print_variant_settings(&cells);
     let mut groups: BTreeMap<(String, String, String), Vec<&CellResult>> = BTreeMap::new();
     let mut order: Vec<(String, String, String)> = Vec::new();
     for c in &cells {

@@ -33,8 +33,20 @@ impl From<anyhow::Error> for Failure {
 
 pub type CmdResult = Result<u8, Failure>;
 
+/// Commands that only print die quietly when their reader goes away (`racehorse list | head`),
+/// as Unix tools do. A run that changes the machine keeps SIGPIPE ignored, so that a closed
+/// pipe is an error it survives and the Guard restores the machine.
+fn quiet_on_closed_pipe(cmd: &Command) {
+    let changes_machine = matches!(cmd, Command::Run(a) if !a.dry_run) || matches!(cmd, Command::Restore);
+    if !changes_machine {
+        // SAFETY: setting a signal disposition to SIG_DFL has no preconditions.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    quiet_on_closed_pipe(&cli.command);
     let result = match &cli.command {
         Command::Run(a) => cmd_run::run(&cli, a),
         Command::List => cmd_show::list(&cli),

@@ -162,6 +162,10 @@ pub struct CellResult {
     pub samples: Vec<SamplePoint>,
     /// Engine-specific figures (name → value), e.g. reference tool's own reported number.
     pub extra: std::collections::BTreeMap<String, f64>,
+    /// What the cell's variant set on the machine (setting → value, e.g.
+    /// `sysctl vm.swappiness` → `10`); empty for a variant that changes nothing.
+    #[serde(default)]
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 impl CellResult {
@@ -209,6 +213,7 @@ impl CellResult {
             latencies: Vec::new(),
             samples: Vec::new(),
             extra: Default::default(),
+            settings: Default::default(),
         }
     }
 }

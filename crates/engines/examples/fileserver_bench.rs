@@ -38,6 +38,7 @@ fn main() {
         spec: CellSpec { workload: "fileserver".into(), params, variant: String::new(), rep: 1 },
         work_dir: work.clone(),
         cpus: 0,
+        env: Default::default(),
     };
     let cpu0 = process_cpu();
     let mut cell = racehorse_engines::fileserver::FileServer.prepare(&ctx).expect("prepare");

@@ -69,7 +69,12 @@ impl Engine for Dbench {
         if !loadfile.is_file() {
             return Err(EngineError::Usage(format!("loadfile {} does not exist", loadfile.display())));
         }
-        Ok(Box::new(DbenchCell { clients: ctx.get_u64("clients")?, loadfile, dir: ctx.work_dir.clone() }))
+        Ok(Box::new(DbenchCell {
+            clients: ctx.get_u64("clients")?,
+            loadfile,
+            dir: ctx.work_dir.clone(),
+            env: ctx.env.clone(),
+        }))
     }
 }
 
@@ -77,6 +82,7 @@ struct DbenchCell {
     clients: u64,
     loadfile: PathBuf,
     dir: PathBuf,
+    env: std::collections::BTreeMap<String, String>,
 }
 
 /// What dbench printed that we keep.
@@ -163,6 +169,7 @@ fn spawn(cell: &DbenchCell, runtime_s: u64) -> Result<(Child, Receiver<String>),
         .arg("-t")
         .arg(runtime_s.to_string())
         .arg(cell.clients.to_string())
+        .envs(&cell.env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

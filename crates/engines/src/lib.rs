@@ -46,6 +46,8 @@ pub struct CellContext {
     pub work_dir: PathBuf,
     /// Number of CPUs the cell may use.
     pub cpus: u32,
+    /// Environment variables (from the cell's variant) for programs the workload starts.
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 impl CellContext {

@@ -1,16 +1,22 @@
-//! The Guard: the only way racehorse changes the machine (CPU count, sysctls, page cache,
-//! memory cgroup).
+//! The Guard: the only way racehorse changes the machine (CPU count, sysctls, sysfs files,
+//! page cache, memory cgroup, before/after commands).
 //! It records originals in a state file before any change and restores them on `restore`,
 //! on drop (success, error, panic unwinding) and, via `recover`, after the process was killed.
 
 use crate::cgroup::{self, CgroupLimit};
-use crate::cpuctl::{detect_method, format_cpu_list, online_file, possible_cpus, writable, CpuMethod};
+use crate::cpuctl::{detect_method, writable, CpuMethod};
 use crate::error::MachineError;
-use crate::root::{euid, read_trim, write_ctl, SysRoot};
+use crate::root::{euid, write_ctl, SysRoot};
 use crate::state::{self, owner_alive, restore_saved, sysctl_path, SavedState};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use verify::{ChangeLog, Setting};
+
+mod commands;
+mod cpus;
+mod files;
+mod verify;
 
 /// Changes machine state and always puts it back.
 pub struct Guard {
@@ -22,6 +28,8 @@ pub struct Guard {
     affinity: Option<(libc::pid_t, libc::cpu_set_t)>,
     /// The memory limit in force (its undo record is `saved.cgroup`).
     memory_limit: Option<CgroupLimit>,
+    /// Every setting changed during the guard's life with its original (never cleared).
+    log: ChangeLog,
 }
 
 impl std::fmt::Debug for Guard {
@@ -33,6 +41,7 @@ impl std::fmt::Debug for Guard {
             .field("saved", &self.saved)
             .field("affinity_changed", &self.affinity.is_some())
             .field("memory_limit", &self.memory_limit)
+            .field("log", &self.log)
             .finish()
     }
 }
@@ -97,10 +106,11 @@ impl Guard {
             saved: SavedState::for_this_process(),
             affinity: None,
             memory_limit: None,
+            log: ChangeLog::default(),
         })
     }
 
-    /// How `set_cpus` changes the CPU count.
+    /// How `set_cpus` and `set_cpu_list` change the CPUs in use.
     pub fn method(&self) -> CpuMethod {
         self.method
     }
@@ -114,95 +124,15 @@ impl Guard {
         &self.state_file
     }
 
-    /// Makes `n` CPUs available: Hotplug onlines the first `n` possible CPUs and offlines the rest
-    /// (highest first); Affinity pins the calling thread (and threads it spawns later) to the
-    /// first `n` CPUs of its original mask.
-    pub fn set_cpus(&mut self, n: u32) -> Result<CpuMethod, MachineError> {
-        if n == 0 {
-            return Err(MachineError::Invalid("cannot run on 0 CPUs; ask for at least 1".into()));
-        }
-        match self.method {
-            CpuMethod::Hotplug => self.hotplug(n as usize)?,
-            CpuMethod::Affinity => self.pin(n as usize)?,
-        }
-        Ok(self.method)
-    }
-
-    fn hotplug(&mut self, n: usize) -> Result<(), MachineError> {
-        let possible = possible_cpus(&self.root)?;
-        if n > possible.len() {
-            return Err(MachineError::Invalid(format!(
-                "cannot use {n} CPUs: this machine has {} possible CPUs ({})",
-                possible.len(),
-                format_cpu_list(&possible)
-            )));
-        }
-        let is_on = |cpu: u32| read_trim(&online_file(&self.root, cpu)).map(|v| v == "1");
-        let mut plan: Vec<(u32, &str)> = Vec::new();
-        for &cpu in &possible[..n] {
-            // No online file (None): a CPU that cannot be hot-removed (cpu0) is always online.
-            if is_on(cpu) == Some(false) {
-                plan.push((cpu, "1"));
-            }
-        }
-        for &cpu in possible[n..].iter().rev() {
-            match is_on(cpu) {
-                Some(true) => plan.push((cpu, "0")),
-                Some(false) => {}
-                None => {
-                    return Err(MachineError::NotPermitted(format!(
-                        "cpu{cpu} has no online file and cannot be taken offline; use the affinity method \
-                         instead (cpu_control = affinity)"
-                    )))
-                }
-            }
-        }
-        for &(cpu, new) in &plan {
-            let orig = if new == "1" { "0" } else { "1" };
-            self.saved.online.entry(cpu).or_insert_with(|| orig.to_string());
-        }
-        if !plan.is_empty() {
-            state::store(&self.state_file, &self.saved)?;
-        }
-        for (cpu, value) in plan {
-            write_ctl(&online_file(&self.root, cpu), value)?;
-        }
-        Ok(())
-    }
-
-    fn pin(&mut self, n: usize) -> Result<(), MachineError> {
-        let original = match &self.affinity {
-            Some((_, set)) => *set,
-            None => get_affinity()?,
-        };
-        let online = crate::cpuctl::online_cpus(&self.root).unwrap_or_default();
-        let usable: Vec<u32> =
-            cpus_in(&original).into_iter().filter(|c| online.is_empty() || online.contains(c)).collect();
-        if n > usable.len() {
-            return Err(MachineError::Invalid(format!(
-                "cannot use {n} CPUs: only {} are online and allowed to this process ({})",
-                usable.len(),
-                format_cpu_list(&usable)
-            )));
-        }
-        // SAFETY: cpu_set_t is plain data; CPU_SET indexes are CPU numbers below its capacity.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        for &cpu in &usable[..n] {
-            unsafe { libc::CPU_SET(cpu as usize, &mut set) };
-        }
-        if self.affinity.is_none() {
-            self.affinity = Some((gettid(), original));
-        }
-        set_affinity(0, &set).map_err(|e| MachineError::io("sched_setaffinity", e))
-    }
-
     /// Sets a sysctl ("vm.swappiness" → proc/sys/vm/swappiness), remembering the original.
     pub fn set_sysctl(&mut self, name: &str, value: &str) -> Result<(), MachineError> {
         let path = sysctl_path(&self.root, name)?;
         if !self.saved.sysctl.contains_key(name) {
             let orig = std::fs::read_to_string(&path).map_err(|e| MachineError::io(&path, e))?;
-            self.saved.sysctl.insert(name.to_string(), orig.trim_end_matches('\n').to_string());
+            let orig = orig.trim_end_matches('\n').to_string();
+            self.saved.sysctl.insert(name.to_string(), orig.clone());
             state::store(&self.state_file, &self.saved)?;
+            self.log.note(Setting::Sysctl(name.to_string()), orig);
         }
         write_ctl(&path, value)
     }
@@ -247,6 +177,7 @@ impl Guard {
             self.saved.cgroup = None;
             return Err(e);
         }
+        self.log.note_cgroup(&plan.child);
         match cgroup::apply(&self.root, &plan, self.saved.pid, limit_bytes) {
             Ok(limit) => {
                 self.memory_limit = Some(limit.clone());
@@ -279,9 +210,10 @@ impl Guard {
         }
     }
 
-    /// Puts back the memory cgroup, every CPU online value, sysctl and the original affinity; removes the state
-    /// file when everything was restored. Idempotent. On failure the state file keeps what is
-    /// left so `recover` can retry.
+    /// Puts back the memory cgroup, every CPU online value, sysctl, sysfs file and the original
+    /// affinity, then runs the pending after-commands (last one first); removes the state file
+    /// when everything was restored. Idempotent. On failure the state file keeps what is left
+    /// so `recover` can retry (a failed after-command is not kept: see [`Guard::run_command`]).
     pub fn restore(&mut self) -> Result<(), MachineError> {
         self.restore_inner(false)
     }
@@ -315,10 +247,13 @@ impl Guard {
             None if self.saved.is_empty() => state::remove(&self.state_file),
             None => state::store(&self.state_file, &self.saved),
             Some(e) => {
-                // Keep the file (with what is left) for `recover`; the first error is what matters.
-                if !self.saved.is_empty() {
-                    let _ = state::store(&self.state_file, &self.saved);
-                }
+                // Keep the file (with what is left) for `recover`, or remove it when only a failed
+                // after-command was left (it is not retried); the first error is what matters.
+                let _ = if self.saved.is_empty() {
+                    state::remove(&self.state_file)
+                } else {
+                    state::store(&self.state_file, &self.saved)
+                };
                 Err(e)
             }
         }
@@ -346,7 +281,11 @@ pub fn recover(root: &SysRoot, state_file: &Path) -> Result<Option<String>, Mach
     let pid = saved.pid;
     let (done, err) = restore_saved(root, &mut saved, false);
     if let Some(e) = err {
-        state::store(state_file, &saved)?;
+        if saved.is_empty() {
+            state::remove(state_file)?;
+        } else {
+            state::store(state_file, &saved)?;
+        }
         return Err(e);
     }
     state::remove(state_file)?;
@@ -384,210 +323,4 @@ pub fn install_signal_flag() -> Result<Arc<AtomicBool>, MachineError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn copy_dir(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).expect("mkdir");
-        for e in std::fs::read_dir(from).expect("read_dir") {
-            let e = e.expect("entry");
-            if e.file_type().expect("type").is_dir() {
-                copy_dir(&e.path(), &to.join(e.file_name()));
-            } else {
-                std::fs::copy(e.path(), to.join(e.file_name())).expect("copy");
-            }
-        }
-    }
-
-    /// A writable copy of a fixture tree, its root, and a state file path inside it.
-    fn fixture(name: &str) -> (tempfile::TempDir, SysRoot, PathBuf) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name), dir.path());
-        let root = SysRoot::at(dir.path());
-        let state = dir.path().join("state/restore.json");
-        (dir, root, state)
-    }
-
-    fn read(p: &Path) -> String {
-        std::fs::read_to_string(p).expect("read").trim().to_string()
-    }
-
-    const V1_DIR: &str = "/sys/fs/cgroup/memory/process_api/abc123";
-    const V2_DIR: &str = "/sys/fs/cgroup/user.slice/racehorse.scope";
-
-    #[test]
-    fn v1_limit_is_written_recorded_and_restored() {
-        let (_d, root, state) = fixture("cgroup-v1");
-        let pid = std::process::id().to_string();
-        let original = root.map_host_path(Path::new(V1_DIR));
-        let child = original.join(format!("racehorse-{pid}"));
-        let mut g = Guard::new(root.clone(), state.clone()).expect("guard");
-        let lim = g.limit_memory(256 << 20).expect("limit");
-        let want =
-            CgroupLimit { version: 1, path: child.clone(), limit_bytes: 256 << 20, swap_limited: true };
-        assert_eq!(lim, want);
-        assert_eq!(g.memory_limit(), Some(&want));
-        assert_eq!(read(&child.join("memory.limit_in_bytes")), "268435456");
-        assert_eq!(read(&child.join("memory.memsw.limit_in_bytes")), "268435456");
-        assert_eq!(read(&child.join("cgroup.procs")), pid);
-        assert_eq!(lim.memory_usage_bytes(), Some(1 << 20));
-        let saved = read(&state);
-        assert!(
-            saved.contains(&format!("{V1_DIR}/racehorse-{pid}")) && saved.contains("\"original\""),
-            "{saved}"
-        );
-        // Raising the limit writes memsw first (it must stay >= the limit).
-        assert_eq!(g.limit_memory(512 << 20).expect("raise").limit_bytes, 512 << 20);
-        assert_eq!(read(&child.join("memory.memsw.limit_in_bytes")), "536870912");
-        g.restore().expect("restore");
-        assert_eq!(read(&original.join("cgroup.procs")), pid, "moved back");
-        assert!(!child.exists() && !state.exists());
-        assert_eq!(g.memory_limit(), None);
-        g.restore().expect("idempotent");
-    }
-
-    #[test]
-    fn restoring_between_variants_keeps_the_memory_limit() {
-        let (_d, root, state) = fixture("cgroup-v1");
-        let child = root.map_host_path(Path::new(V1_DIR)).join(format!("racehorse-{}", std::process::id()));
-        let mut g = Guard::new(root.clone(), state.clone()).expect("guard");
-        g.limit_memory(128 << 20).expect("limit");
-        g.restore_keeping_memory_limit().expect("restore between variants");
-        assert!(child.is_dir() && g.memory_limit().is_some(), "the limit holds for the whole run");
-        assert!(read(&state).contains("racehorse-"), "the state file still names the cgroup");
-        g.restore().expect("restore");
-        assert!(!child.exists() && !state.exists());
-    }
-
-    #[test]
-    fn v2_enables_memory_for_the_child_and_disables_it_after() {
-        let (_d, root, state) = fixture("cgroup-v2");
-        let original = root.map_host_path(Path::new(V2_DIR));
-        let child = original.join(format!("racehorse-{}", std::process::id()));
-        {
-            let mut g = Guard::new(root.clone(), state.clone()).expect("guard");
-            let lim = g.limit_memory(64 << 20).expect("limit");
-            assert_eq!((lim.version, lim.limit_bytes, lim.swap_limited), (2, 64 << 20, true));
-            assert_eq!(read(&original.join("cgroup.subtree_control")), "+memory");
-            assert_eq!(read(&child.join("memory.max")), "67108864");
-            assert_eq!(read(&child.join("memory.swap.max")), "0");
-            assert_eq!(read(&child.join("cgroup.procs")), std::process::id().to_string());
-            assert_eq!(lim.memory_usage_bytes(), Some(2 << 20));
-            assert!(read(&state).contains("\"enable_memory\": true"));
-        }
-        assert_eq!(read(&original.join("cgroup.subtree_control")), "-memory", "restored on drop");
-        assert!(!child.exists() && !state.exists());
-    }
-
-    #[test]
-    fn bad_limits_and_missing_controllers_change_nothing() {
-        let (_d, root, state) = fixture("cgroup-v2");
-        let mut g = Guard::new(root.clone(), state.clone()).expect("guard");
-        let e = g.limit_memory(1 << 20).expect_err("too small");
-        assert!(matches!(e, MachineError::Invalid(_)) && e.to_string().contains("16 MiB"), "{e}");
-        let controllers = root.map_host_path(Path::new(V2_DIR)).join("cgroup.controllers");
-        std::fs::write(&controllers, "cpu io pids\n").expect("w");
-        let e = g.limit_memory(64 << 20).expect_err("no memory controller");
-        assert!(matches!(e, MachineError::NotPermitted(_)) && e.to_string().contains("+memory"), "{e}");
-        std::fs::write(root.proc("self/mountinfo"), "22 1 254:1 / / rw - ext4 /dev/vda1 rw\n").expect("w");
-        let e = g.limit_memory(64 << 20).expect_err("not mounted");
-        assert!(e.to_string().contains("mount"), "{e}");
-        assert!(!state.exists(), "nothing changed, nothing recorded");
-    }
-
-    /// A state file from dead pid 999999 that made `racehorse-999999` under the v1 fixture cgroup.
-    fn leave_cgroup(root: &SysRoot, state: &Path, procs: &str) -> PathBuf {
-        let child = root.map_host_path(Path::new(V1_DIR)).join("racehorse-999999");
-        std::fs::create_dir(&child).expect("mkdir");
-        std::fs::write(child.join("cgroup.procs"), procs).expect("w");
-        std::fs::write(child.join("memory.limit_in_bytes"), "268435456\n").expect("w");
-        let json = format!(
-            r#"{{"pid": 999999, "start_ticks": null, "online": {{}}, "sysctl": {{}},
-            "cgroup": {{"version": 1, "original": "{V1_DIR}", "child": "{V1_DIR}/racehorse-999999"}}}}"#
-        );
-        std::fs::create_dir_all(state.parent().expect("dir")).expect("mkdir");
-        std::fs::write(state, json).expect("state");
-        child
-    }
-
-    #[test]
-    fn recover_removes_the_cgroup_of_a_dead_run() {
-        let (_d, root, state) = fixture("cgroup-v1");
-        let child = leave_cgroup(&root, &state, "");
-        let msg = recover(&root, &state).expect("recover").expect("restored");
-        assert!(msg.contains("999999") && msg.contains("removed cgroup"), "{msg}");
-        assert!(!child.exists() && !state.exists());
-    }
-
-    #[test]
-    fn recover_leaves_a_cgroup_that_still_has_processes() {
-        let (_d, root, state) = fixture("cgroup-v1");
-        std::fs::create_dir_all(root.proc("4242")).expect("a live process");
-        let child = leave_cgroup(&root, &state, "4242\n");
-        let msg = recover(&root, &state).expect("recover").expect("restored");
-        assert!(msg.contains("left cgroup") && msg.contains("4242"), "{msg}");
-        assert!(child.exists() && !state.exists());
-    }
-
-    #[test]
-    fn recover_refuses_a_directory_that_is_not_ours() {
-        let (_d, root, state) = fixture("cgroup-v1");
-        leave_cgroup(&root, &state, "");
-        let text = read(&state).replace("abc123/racehorse-999999", "abc123");
-        std::fs::write(&state, text.replace(&format!("\"original\": \"{V1_DIR}\""), "\"original\": \"/x\""))
-            .expect("w");
-        let e = recover(&root, &state).expect_err("refused");
-        assert!(e.to_string().contains("refusing"), "{e}");
-        assert!(root.map_host_path(Path::new(V1_DIR)).exists() && state.exists());
-    }
-
-    /// Changes the real machine: moves this test process into a child memory cgroup and back.
-    /// The Guard restores on drop, also when an assert fails.
-    #[test]
-    fn limit_memory_real_machine() {
-        let _l = cgroup::machine_lock();
-        let root = SysRoot::host();
-        let Ok(found) = cgroup::detect_memory_cgroup(&root) else {
-            println!("skipped: no memory cgroup");
-            return;
-        };
-        if euid() != 0 || !writable(&found.dir) {
-            println!("skipped: needs root and a writable {}", found.dir.display());
-            return;
-        }
-        let dir = tempfile::tempdir().expect("tmp");
-        let state = dir.path().join("restore.json");
-        let name = format!("racehorse-{}", std::process::id());
-        let child_path = format!("{}/{name}", found.cgroup_path.trim_end_matches('/'));
-        {
-            let mut g = Guard::new(root.clone(), state.clone()).expect("guard");
-            let lim = g.limit_memory(256 << 20).expect("limit");
-            assert!(state.exists(), "recorded");
-            assert_eq!(cgroup::detect_memory_cgroup(&root).expect("now").cgroup_path, child_path);
-            let this_thread = std::fs::read_to_string("/proc/thread-self/cgroup").expect("thread-self");
-            assert!(this_thread.contains(&format!("{child_path}\n")), "every thread moved: {this_thread}");
-            let file = if lim.version == 1 { "memory.limit_in_bytes" } else { "memory.max" };
-            let back: u64 = crate::root::read_num(&lim.path.join(file)).expect("limit reads back");
-            assert!(back <= 256 << 20 && back > (256 << 20) - 65536, "{back}");
-            assert_eq!(lim.limit_bytes, back);
-            let mut buf = vec![0u8; 64 << 20];
-            for i in (0..buf.len()).step_by(4096) {
-                buf[i] = 1;
-            }
-            let used = lim.memory_usage_bytes().expect("usage");
-            assert_eq!(std::hint::black_box(&buf).iter().step_by(4096).filter(|&&b| b == 1).count(), 16384);
-            assert!(used >= 60 << 20, "64 MiB touched after the move is charged to the child: {used}");
-            println!(
-                "cgroup v{} {child_path} ({}): limit read back {back}, usage {used}, swap limited {}",
-                lim.version,
-                lim.path.display(),
-                lim.swap_limited
-            );
-            drop(buf);
-            g.restore().expect("restore");
-        }
-        assert_eq!(cgroup::detect_memory_cgroup(&root).expect("after").cgroup_path, found.cgroup_path);
-        assert!(!found.dir.join(name).exists(), "child removed");
-        assert!(!state.exists());
-    }
-}
+mod tests;

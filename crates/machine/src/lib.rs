@@ -7,6 +7,7 @@ mod envprobe;
 pub mod error;
 pub mod exclusivity;
 pub mod guard;
+pub mod knobs;
 pub mod loadavg;
 pub mod meminfo;
 pub mod mounts;
@@ -14,7 +15,10 @@ pub mod procstat;
 pub mod root;
 pub mod rusage;
 pub mod sampler;
+mod shell;
 mod state;
+#[cfg(test)]
+mod testutil;
 pub mod vmstat;
 
 pub use cgroup::{detect_memory_cgroup, CgroupLimit, MemoryCgroup, MIN_LIMIT_BYTES};
@@ -23,5 +27,8 @@ pub use env::Environment;
 pub use error::MachineError;
 pub use exclusivity::Exclusivity;
 pub use guard::{default_state_file, install_signal_flag, recover, Guard};
+pub use knobs::{
+    block_queue_dir, choices, device_for_devnum, device_of_path, governor_files, selected_value, thp_file,
+};
 pub use root::SysRoot;
 pub use sampler::{point, RawSample};

@@ -4,11 +4,12 @@
 use crate::cgroup::{self, SavedCgroup};
 use crate::cpuctl::online_file;
 use crate::error::MachineError;
+use crate::knobs::selected_value;
 use crate::root::{read_trim, write_ctl, SysRoot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Original values of everything changed by a Guard, plus the owner process.
 #[derive(Serialize, Deserialize, Debug, Default, Clone, PartialEq, Eq)]
@@ -24,6 +25,21 @@ pub(crate) struct SavedState {
     /// Child memory cgroup made by `Guard::limit_memory` (absent in files written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<SavedCgroup>,
+    /// sysfs files set by `Guard::set_files`, in the order first recorded (restored in that order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<SavedFile>,
+    /// After-commands of `Guard::run_command` still to run (last one first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+}
+
+/// One sysfs file changed by `Guard::set_files`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SavedFile {
+    /// Host path ("/sys/block/vda/queue/scheduler"), mapped into a fixture root when restoring.
+    pub path: String,
+    /// Its value before the run (the selected word of a choice list).
+    pub original: String,
 }
 
 impl SavedState {
@@ -33,7 +49,11 @@ impl SavedState {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.online.is_empty() && self.sysctl.is_empty() && self.cgroup.is_none()
+        self.online.is_empty()
+            && self.sysctl.is_empty()
+            && self.cgroup.is_none()
+            && self.files.is_empty()
+            && self.commands.is_empty()
     }
 }
 
@@ -103,10 +123,15 @@ pub(crate) fn sysctl_path(root: &SysRoot, name: &str) -> Result<PathBuf, Machine
     Ok(root.proc("sys").join(name.replace('.', "/")))
 }
 
-fn write_retrying(path: &Path, value: &str) -> Result<(), MachineError> {
+/// Writes `value` unless `current` already reads it back, retrying twice.
+fn write_retrying(
+    path: &Path,
+    value: &str,
+    current: fn(&Path) -> Option<String>,
+) -> Result<(), MachineError> {
     let mut last = None;
     for attempt in 0..3 {
-        if read_trim(path).as_deref() == Some(value) {
+        if current(path).as_deref() == Some(value) {
             return Ok(());
         }
         match write_ctl(path, value) {
@@ -121,8 +146,10 @@ fn write_retrying(path: &Path, value: &str) -> Result<(), MachineError> {
 /// Puts back every value in `state`, removing each entry restored. The memory cgroup goes first
 /// (with `move_back`, the owner — this process — is moved back to its original cgroup; without,
 /// the owner is gone). CPUs that were online are brought back next, then CPUs that were offline
-/// are offlined again from the highest down, then sysctls. Every entry is tried; returns what was
-/// restored and the first error (entries that failed stay in `state`).
+/// are offlined again from the highest down, then sysctls, then sysfs files in the order they
+/// were first recorded, and last the pending after-commands, last one first. Every entry is
+/// tried; returns what was restored and the first error (entries that failed stay in `state`,
+/// except after-commands, which are removed even when they fail).
 pub(crate) fn restore_saved(
     root: &SysRoot,
     state: &mut SavedState,
@@ -142,7 +169,7 @@ pub(crate) fn restore_saved(
     let mut cpus: Vec<(u32, String)> = state.online.iter().map(|(c, v)| (*c, v.clone())).collect();
     cpus.sort_by_key(|(c, v)| (v.as_str() != "1", if v.as_str() == "1" { *c as i64 } else { -(*c as i64) }));
     for (cpu, value) in cpus {
-        match write_retrying(&online_file(root, cpu), &value) {
+        match write_retrying(&online_file(root, cpu), &value, read_trim) {
             Ok(()) => {
                 state.online.remove(&cpu);
                 done.push(format!("cpu{cpu}/online={value}"));
@@ -152,7 +179,7 @@ pub(crate) fn restore_saved(
     }
     let sysctls: Vec<(String, String)> = state.sysctl.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     for (name, value) in sysctls {
-        match sysctl_path(root, &name).and_then(|p| write_retrying(&p, &value)) {
+        match sysctl_path(root, &name).and_then(|p| write_retrying(&p, &value, read_trim)) {
             Ok(()) => {
                 state.sysctl.remove(&name);
                 done.push(format!("{name}={value}"));
@@ -160,7 +187,55 @@ pub(crate) fn restore_saved(
             Err(e) => first_err = first_err.or(Some(e)),
         }
     }
+    restore_files(root, state, &mut done, &mut first_err);
+    while let Some(cmd) = state.commands.pop() {
+        match crate::shell::run_sh("after-command", &cmd, AFTER_FAILED) {
+            Ok(()) => done.push(format!("ran after-command `{cmd}`")),
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
     (done, first_err)
+}
+
+/// What to do about a failed after-command: it is not retried (see `Guard::run_command`).
+const AFTER_FAILED: &str =
+    "it was removed from the state file and will not run again: undo by hand what it should have undone";
+
+/// The file in `root` of a recorded host path; only paths under /sys without `..` qualify.
+pub(crate) fn saved_file_path(root: &SysRoot, host: &str) -> Result<PathBuf, MachineError> {
+    let path = Path::new(host);
+    let clean = path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    if !clean || !path.starts_with("/sys") || path == Path::new("/sys") {
+        return Err(MachineError::Invalid(format!(
+            "refusing to restore {host}: not a file under /sys (was the state file edited?); \
+             restore it by hand and delete the state file"
+        )));
+    }
+    Ok(root.map_host_path(path))
+}
+
+fn selected(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|t| selected_value(&t))
+}
+
+/// Puts back the sysfs files of `state` in the order recorded, removing each one restored.
+fn restore_files(
+    root: &SysRoot,
+    state: &mut SavedState,
+    done: &mut Vec<String>,
+    first_err: &mut Option<MachineError>,
+) {
+    let mut left = Vec::new();
+    for f in std::mem::take(&mut state.files) {
+        match saved_file_path(root, &f.path).and_then(|p| write_retrying(&p, &f.original, selected)) {
+            Ok(()) => done.push(format!("{}={}", f.path, f.original)),
+            Err(e) => {
+                *first_err = first_err.take().or(Some(e));
+                left.push(f);
+            }
+        }
+    }
+    state.files = left;
 }
 
 #[cfg(test)]
@@ -185,6 +260,13 @@ mod tests {
         assert!(s.start_ticks.is_some());
         s.online.insert(3, "1".into());
         s.sysctl.insert("vm.swappiness".into(), "60".into());
+        store(&p, &s).expect("store");
+        assert!(!std::fs::read_to_string(&p).expect("r").contains("files"), "empty lists are left out");
+        assert_eq!(load(&p).expect("load"), Some(s.clone()));
+        let only_command = SavedState { commands: vec!["true".into()], ..Default::default() };
+        assert!(!only_command.is_empty());
+        s.files.push(SavedFile { path: "/sys/block/vda/queue/scheduler".into(), original: "none".into() });
+        s.commands.push("echo after".into());
         store(&p, &s).expect("store");
         assert_eq!(load(&p).expect("load"), Some(s));
         remove(&p).expect("rm");

@@ -209,9 +209,28 @@ fn side_env_diff(base: &Side, new: &Side) -> Vec<EnvDelta> {
     let mut d = env_diff(&base.run, &new.run);
     if base.variant != new.variant {
         let name = |s: &Side| s.variant.clone().unwrap_or_else(|| "(all)".into());
-        d.insert(0, EnvDelta { key: "variant".into(), base: name(base), new: name(new) });
+        let (bs, ns) = (side_settings(base), side_settings(new));
+        let keys: BTreeSet<&String> = bs.keys().chain(ns.keys()).collect();
+        let shown = |m: &std::collections::BTreeMap<String, String>, k: &String| {
+            m.get(k).cloned().unwrap_or_else(|| "(as found)".into())
+        };
+        let settings = keys.into_iter().filter(|k| bs.get(*k) != ns.get(*k)).map(|k| EnvDelta {
+            key: format!("set {k}"),
+            base: shown(&bs, k),
+            new: shown(&ns, k),
+        });
+        let mut front = vec![EnvDelta { key: "variant".into(), base: name(base), new: name(new) }];
+        front.extend(settings);
+        d.splice(0..0, front);
     }
     d
+}
+
+/// What a side's variant set on the machine (its cells' recorded settings); empty when the
+/// side is a whole run.
+fn side_settings(side: &Side) -> std::collections::BTreeMap<String, String> {
+    let Some(v) = &side.variant else { return Default::default() };
+    side.cells.iter().filter(|c| &c.spec.variant == v).flat_map(|c| c.settings.clone()).collect()
 }
 
 fn check_nonempty(side: &Side, cells: &[&racehorse_core::CellResult]) -> Result<(), CompareError> {

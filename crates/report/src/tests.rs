@@ -112,6 +112,7 @@ fn variants_inside_one_run_compare() {
     let fast = synthetic_side(5, "ab", &faster());
     side.cells.extend(fast.cells.into_iter().map(|mut c| {
         c.spec.variant = "fast".into();
+        c.settings.insert("sysctl vm.swappiness".into(), "10".into());
         c
     }));
     let mut base = side.clone();
@@ -122,6 +123,12 @@ fn variants_inside_one_run_compare() {
     assert_eq!(c.tables.len(), 2, "variant is not part of the match key");
     assert_eq!(c.env_diff[0][0].key, "variant");
     assert_eq!((c.env_diff[0][0].base.as_str(), c.env_diff[0][0].new.as_str()), ("default", "fast"));
+    let set = &c.env_diff[0][1];
+    assert_eq!(
+        (set.key.as_str(), set.base.as_str(), set.new.as_str()),
+        ("set sysctl vm.swappiness", "(as found)", "10"),
+        "what the variant set is part of the difference"
+    );
     assert!(c.summary[0].throughput_geomean_pct.expect("geo") > 15.0);
     new.variant = Some("missing".into());
     let e = compare(&base, &[new], &CompareOptions::default(), &area).expect_err("no such variant");

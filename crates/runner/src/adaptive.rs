@@ -69,7 +69,7 @@ fn templates(plan: &Plan) -> impl Iterator<Item = &PlannedCell> {
 }
 
 /// One more repetition of every point that has not converged and may still repeat, in plan
-/// order, numbered from `next_index`.
+/// order (shuffled when the order is random), numbered from `next_index`.
 pub fn next_round(plan: &Plan, t: &Tracker, a: &Adaptive, next_index: usize) -> Vec<PlannedCell> {
     let mut out = Vec::new();
     for c in templates(plan) {
@@ -80,8 +80,13 @@ pub fn next_round(plan: &Plan, t: &Tracker, a: &Adaptive, next_index: usize) -> 
         }
         let mut cell = c.clone();
         cell.spec.rep = last + 1;
-        cell.index = next_index + out.len();
         out.push(cell);
+    }
+    if plan.suite.order == crate::variant::Order::Random {
+        crate::variant::shuffle(&mut out, crate::plan::round_seed(&plan.suite, next_index as u64));
+    }
+    for (i, c) in out.iter_mut().enumerate() {
+        c.index = next_index + i;
     }
     out
 }

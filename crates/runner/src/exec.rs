@@ -3,6 +3,7 @@
 //! /proc/stat exactly at the window's edges, clean up, and hand the result to the sinks.
 
 use crate::adaptive::{self, next_round, AdaptiveSummary, Tracker};
+use crate::apply::{apply_variant, variant_dir, Settings};
 use crate::plan::{Plan, PlannedCell};
 use crate::sinks::Sink;
 use racehorse_core::event::CellPhase;
@@ -13,7 +14,8 @@ use racehorse_machine::procstat::{cpu_usage, read_stat, user_hz, StatSnapshot};
 use racehorse_machine::rusage::{process_cpu, CpuTime};
 use racehorse_machine::sampler::{point, RawSample};
 use racehorse_machine::SysRoot;
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -122,14 +124,25 @@ fn status_of(e: &EngineError) -> CellStatus {
     }
 }
 
+/// The variant in force: what it set, its environment and target directory, or why it could
+/// not be applied (its cells then fail with that reason without running).
+#[derive(Default)]
+struct InForce {
+    index: Option<usize>,
+    settings: Settings,
+    env: BTreeMap<String, String>,
+    work_root: PathBuf,
+    error: Option<String>,
+}
+
 impl Runner {
-    fn work_dir(&self, cell: &PlannedCell) -> PathBuf {
-        self.work_root.join(format!("racehorse-{}-cell{}", std::process::id(), cell.index))
+    fn work_dir(root: &Path, cell: &PlannedCell) -> PathBuf {
+        root.join(format!("racehorse-{}-cell{}", std::process::id(), cell.index))
     }
 
-    fn prepare_dir(&self, dir: &PathBuf) -> Result<(), EngineError> {
-        std::fs::create_dir_all(&self.work_root).map_err(|e| {
-            EngineError::io("cannot create the work directory; choose another with --dir", &self.work_root, e)
+    fn prepare_dir(root: &Path, dir: &PathBuf) -> Result<(), EngineError> {
+        std::fs::create_dir_all(root).map_err(|e| {
+            EngineError::io("cannot create the work directory; choose another with --dir", root, e)
         })?;
         std::fs::create_dir(dir).map_err(|e| {
             EngineError::io("cannot create the cell directory; is the target writable and not full?", dir, e)
@@ -143,12 +156,28 @@ impl Runner {
         guard: &mut Guard,
         emit: &mut dyn FnMut(Event) -> Result<(), String>,
         method: &mut Option<String>,
+        vs: &InForce,
     ) -> Result<CellResult, String> {
         let engine =
             find(&cell.spec.workload).ok_or_else(|| format!("unknown workload {}", cell.spec.workload))?;
         let mut result = CellResult::empty(cell.spec.clone(), engine.unit());
         result.cpus_online = cell.cpus;
-        if let Err(e) = self.measure(cell, engine, guard, emit, method, &mut result) {
+        result.settings = vs.settings.clone();
+        if let Some(e) = &vs.error {
+            result.status = CellStatus::Failed;
+            result.error = Some(e.clone());
+            return Ok(result);
+        }
+        let cpus = match &cell.cpu_list {
+            Some(list) => guard.set_cpu_list(list),
+            None => guard.set_cpus(cell.cpus),
+        };
+        let measured =
+            cpus.map_err(|e| EngineError::Failed(format!("setting {} CPUs: {e}", cell.cpus))).and_then(|m| {
+                *method = Some(m.as_str().to_string());
+                self.measure(cell, engine, guard, emit, vs, &mut result)
+            });
+        if let Err(e) = measured {
             result.status = status_of(&e);
             result.error = Some(e.to_string());
         }
@@ -161,21 +190,22 @@ impl Runner {
         engine: &dyn Engine,
         guard: &mut Guard,
         emit: &mut dyn FnMut(Event) -> Result<(), String>,
-        method: &mut Option<String>,
+        vs: &InForce,
         result: &mut CellResult,
     ) -> Result<(), EngineError> {
-        let m = guard
-            .set_cpus(cell.cpus)
-            .map_err(|e| EngineError::Failed(format!("setting {} CPUs: {e}", cell.cpus)))?;
-        *method = Some(m.as_str().to_string());
         if self.drop_caches {
             guard.drop_caches().map_err(|e| EngineError::Failed(format!("dropping caches: {e}")))?;
         }
-        let work_dir = self.work_dir(cell);
+        let work_dir = Self::work_dir(&vs.work_root, cell);
         if engine.caps().needs_disk {
-            self.prepare_dir(&work_dir)?;
+            Self::prepare_dir(&vs.work_root, &work_dir)?;
         }
-        let ctx = CellContext { spec: cell.spec.clone(), work_dir: work_dir.clone(), cpus: cell.cpus };
+        let ctx = CellContext {
+            spec: cell.spec.clone(),
+            work_dir: work_dir.clone(),
+            cpus: cell.cpus,
+            env: vs.env.clone(),
+        };
         let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Prepare });
         let outcome = self.prepare_and_run(cell, engine, &ctx, emit, result);
         let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Cleanup });
@@ -238,14 +268,24 @@ impl Runner {
         Ok(())
     }
 
-    /// Applies the sysctls of the variant about to start (restoring the previous ones).
-    fn enter_variant(&self, plan: &Plan, index: usize, guard: &mut Guard) -> Result<(), String> {
-        guard.restore_keeping_memory_limit().map_err(|e| format!("restoring before variant: {e}"))?;
+    /// Undoes the previous variant and applies variant `index`; a failure is kept in `vs`
+    /// (the variant's cells then fail with it) after putting the machine back.
+    fn enter_variant(&self, plan: &Plan, index: usize, guard: &mut Guard, vs: &mut InForce) {
         let v = &plan.variants[index];
-        for (k, val) in &v.sysctl {
-            guard.set_sysctl(k, val).map_err(|e| format!("variant '{}': sysctl {k} = {val}: {e}", v.name))?;
+        *vs = InForce {
+            index: Some(index),
+            env: v.env.clone(),
+            work_root: variant_dir(v, &self.work_root),
+            ..InForce::default()
+        };
+        match apply_variant(v, &plan.suite, &self.root, &self.work_root, guard) {
+            Ok(set) => vs.settings = set,
+            Err(e) => {
+                let undo = guard.restore_keeping_memory_limit().err();
+                let undo = undo.map(|u| format!("; putting the machine back: {u}")).unwrap_or_default();
+                vs.error = Some(format!("variant '{}' could not be applied: {e}{undo}", v.name));
+            }
         }
-        Ok(())
     }
 }
 
@@ -256,7 +296,7 @@ struct Progress {
     failed: usize,
     interrupted: bool,
     method: Option<String>,
-    current_variant: Option<usize>,
+    variant: InForce,
     tracker: Tracker,
 }
 
@@ -275,12 +315,11 @@ fn run_cells(
             p.interrupted = true;
             return Ok(());
         }
-        if p.current_variant != Some(cell.variant) {
-            runner.enter_variant(plan, cell.variant, guard)?;
-            p.current_variant = Some(cell.variant);
+        if p.variant.index != Some(cell.variant) {
+            runner.enter_variant(plan, cell.variant, guard, &mut p.variant);
         }
         emit(Event::CellStarted { index: cell.index, cells: total, spec: cell.spec.clone() })?;
-        let result = runner.run_cell(cell, guard, emit, &mut p.method)?;
+        let result = runner.run_cell(cell, guard, emit, &mut p.method, &p.variant)?;
         match result.status {
             CellStatus::Ok => p.ok += 1,
             CellStatus::Failed => p.failed += 1,
@@ -445,6 +484,68 @@ mod tests {
             _ => None,
         });
         assert_eq!(last, Some((6, 4)), "the extra cell continues the numbering");
+    }
+
+    fn run_suite(tmp: &Path, text: &str) -> (RunOutcome, Vec<CellResult>) {
+        let (runner, mut guard) = fixture_runner(tmp, false, false);
+        let plan = Plan::expand(&Suite::parse("t.toml", text).unwrap(), 2, 2).unwrap();
+        let mut sink = Collect::default();
+        let mut sinks: Vec<&mut dyn Sink> = vec![&mut sink];
+        let out = execute(&runner, &plan, &mut guard, &mut sinks, 1, "t").unwrap();
+        guard.restore().unwrap();
+        assert_eq!(
+            guard.verify_restored().map_err(|e| e.join("; ")),
+            Ok(1),
+            "one setting changed and checked"
+        );
+        let cells = sink
+            .0
+            .into_iter()
+            .filter_map(|e| if let Event::CellFinished { result, .. } = e { Some(*result) } else { None })
+            .collect();
+        (out, cells)
+    }
+
+    /// Variant settings reach the (fixture) machine before the variant's cells, are recorded
+    /// with each cell, and are undone between variants and at the end.
+    #[test]
+    fn variant_settings_are_applied_recorded_and_restored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let knob = tmp.path().join("proc/sys/vm/swappiness");
+        let log = tmp.path().join("seen.log");
+        let text = format!(
+            "runtime = \"1s\"\nwarmup = \"0s\"\nreps = 2\ncpus = [2]\n[[workload]]\nengine = \"null\"\n\
+             [[variant]]\nname = \"base\"\n[[variant]]\nname = \"low\"\nsysctl = {{ \"vm.swappiness\" = 7 }}\n\
+             before = \"echo $(cat {k}) >> {l}\"\nafter = \"echo $(cat {k}) >> {l}\"\n",
+            k = knob.display(),
+            l = log.display()
+        );
+        let (out, cells) = run_suite(tmp.path(), &text);
+        assert_eq!((out.status, out.ok), (RunStatus::Complete, 4));
+        let order: Vec<&str> = cells.iter().map(|c| c.spec.variant.as_str()).collect();
+        assert_eq!(order, ["base", "low", "base", "low"], "interleaved");
+        for c in &cells {
+            let want = if c.spec.variant == "low" { Some("7") } else { None };
+            assert_eq!(c.settings.get("sysctl vm.swappiness").map(String::as_str), want);
+        }
+        // Each stretch of `low` saw 7 in `before`; `after` runs once the Guard put it back.
+        let seen = std::fs::read_to_string(&log).unwrap();
+        let orig = std::fs::read_to_string(&knob).unwrap().trim().to_string();
+        assert_ne!(orig, "7");
+        assert_eq!(seen.lines().collect::<Vec<_>>(), ["7", orig.as_str(), "7", orig.as_str()], "{seen}");
+    }
+
+    #[test]
+    fn a_failing_before_command_fails_only_that_variants_cells() {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = "runtime = \"1s\"\nwarmup = \"0s\"\ncpus = [2]\n[[workload]]\nengine = \"null\"\n\
+             [[variant]]\nname = \"base\"\nsysctl = { \"vm.swappiness\" = 5 }\n\
+             [[variant]]\nname = \"bad\"\nbefore = \"echo no such thing >&2; exit 3\"\n";
+        let (out, cells) = run_suite(tmp.path(), text);
+        assert_eq!((out.status, out.ok, out.failed), (RunStatus::Partial, 1, 1));
+        let bad = cells.iter().find(|c| c.spec.variant == "bad").unwrap();
+        let e = bad.error.as_deref().unwrap_or("");
+        assert!(e.contains("variant 'bad' could not be applied") && e.contains("no such thing"), "{e}");
     }
 
     #[test]

@@ -2,14 +2,17 @@
 //! each cell (machine control, warmup, measured window, sampler), and event sinks.
 
 pub mod adaptive;
+pub mod apply;
 pub mod duration;
 pub mod exec;
 pub mod plan;
 pub mod presets;
 pub mod sinks;
 pub mod suite;
+pub mod variant;
 
 pub use exec::{execute, RunOutcome, Runner};
 pub use plan::{Plan, PlannedCell};
 pub use sinks::{JsonLinesSink, ProgressSink, Sink};
-pub use suite::{Suite, SuiteError, Variant, WorkloadEntry};
+pub use suite::{Suite, SuiteError, WorkloadEntry};
+pub use variant::{Order, Variant};

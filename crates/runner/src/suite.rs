@@ -2,6 +2,7 @@
 //! warmup and repetitions. Every mistake is reported with file:line:col and what is valid.
 
 use crate::duration::parse_duration;
+use crate::variant::{Order, RawVariant, Variant};
 use racehorse_core::Value;
 use racehorse_engines::{find, registry, OptionSpec};
 use serde::Deserialize;
@@ -38,7 +39,7 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// Keys of a `[[workload]]` table that belong to the runner, not the engine.
-const RUNNER_KEYS: &[&str] = &["engine", "runtime", "warmup", "reps", "cpus"];
+const RUNNER_KEYS: &[&str] = &["engine", "runtime", "warmup", "reps", "cpus", "variants"];
 
 /// One workload of a suite, validated against its engine's option table. Every engine
 /// option has at least one value (defaults filled in); more than one makes it an axis.
@@ -50,14 +51,8 @@ pub struct WorkloadEntry {
     pub warmup: Option<Duration>,
     pub reps: Option<u32>,
     pub cpus: Option<Vec<u32>>,
-}
-
-/// A named system configuration applied around its cells.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Variant {
-    pub name: String,
-    /// sysctl name (e.g. `vm.swappiness`) → value; restored after the variant's cells.
-    pub sysctl: BTreeMap<String, String>,
+    /// The variants this workload runs under; None = all of the suite's.
+    pub variants: Option<Vec<String>>,
 }
 
 /// A whole suite, ready for planning.
@@ -78,6 +73,10 @@ pub struct Suite {
     pub adaptive: Option<crate::adaptive::Adaptive>,
     pub workloads: Vec<WorkloadEntry>,
     pub variants: Vec<Variant>,
+    /// How cells of several variants are ordered.
+    pub order: Order,
+    /// Seed of the random order; None = chosen when the plan is made (and recorded).
+    pub seed: Option<u64>,
 }
 
 impl Default for Suite {
@@ -94,6 +93,8 @@ impl Default for Suite {
             adaptive: None,
             workloads: Vec::new(),
             variants: Vec::new(),
+            order: Order::default(),
+            seed: None,
         }
     }
 }
@@ -115,14 +116,8 @@ struct RawSuite {
     workload: Vec<Spanned<toml::Table>>,
     #[serde(default)]
     variant: Vec<Spanned<RawVariant>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVariant {
-    name: String,
-    #[serde(default)]
-    sysctl: BTreeMap<String, toml::Value>,
+    order: Option<Spanned<String>>,
+    seed: Option<Spanned<i64>>,
 }
 
 /// Converts a TOML scalar to a parameter value.
@@ -203,6 +198,7 @@ impl WorkloadEntry {
             warmup: None,
             reps: None,
             cpus: None,
+            variants: None,
         })
     }
 }
@@ -238,7 +234,20 @@ fn workload_from_table(t: &toml::Table) -> Result<WorkloadEntry, String> {
     w.warmup = dur("warmup")?;
     w.reps = t.get("reps").map(reps_value).transpose()?;
     w.cpus = t.get("cpus").map(cpus_value).transpose()?;
+    w.variants = t.get("variants").map(variant_names).transpose()?;
     Ok(w)
+}
+
+fn variant_names(v: &toml::Value) -> Result<Vec<String>, String> {
+    let names: Option<Vec<String>> = match v {
+        toml::Value::Array(a) => a.iter().map(|i| i.as_str().map(str::to_string)).collect(),
+        toml::Value::String(s) => Some(vec![s.clone()]),
+        _ => None,
+    };
+    match names {
+        Some(n) if !n.is_empty() => Ok(n),
+        _ => Err(format!("variants: {v} is not a list of variant names")),
+    }
 }
 
 fn reps_value(v: &toml::Value) -> Result<u32, String> {
@@ -311,14 +320,16 @@ impl Suite {
         if suite.workloads.is_empty() {
             return Err(at(0, format!("the suite has no [[workload]]; add one, e.g. [[workload]] engine = \"fileserver\" (valid: {})", engine_names())));
         }
-        for v in raw.variant {
-            let span = v.span().start;
-            let rv = v.into_inner();
-            let variant = variant_from_raw(rv).map_err(|e| at(span, e))?;
-            if suite.variants.iter().any(|x| x.name == variant.name) {
-                return Err(at(span, format!("variant '{}' is defined twice", variant.name)));
-            }
-            suite.variants.push(variant);
+        suite.variants = parse_variants(raw.variant, &at)?;
+        check_workload_variants(&suite, &raw.workload, &at)?;
+        if let Some(o) = raw.order {
+            suite.order = Order::parse(o.get_ref()).map_err(|e| at(o.span().start, e))?;
+        }
+        if let Some(seed) = raw.seed {
+            suite.seed = Some(
+                u64::try_from(*seed.get_ref())
+                    .map_err(|_| at(seed.span().start, "seed: use an integer >= 0".into()))?,
+            );
         }
         Ok(suite)
     }
@@ -337,23 +348,44 @@ pub fn mem_limit_value(text: &str) -> Result<u64, String> {
     Ok(bytes)
 }
 
-fn variant_from_raw(rv: RawVariant) -> Result<Variant, String> {
-    if rv.name.is_empty() || !rv.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
-        return Err(format!("variant name '{}' must be letters, digits, '-', '_' or '.'", rv.name));
-    }
-    let mut sysctl = BTreeMap::new();
-    for (k, v) in rv.sysctl {
-        if !k.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) || k.contains("..") {
-            return Err(format!("sysctl name '{k}' is not valid (e.g. vm.swappiness)"));
+fn parse_variants(
+    raw: Vec<Spanned<RawVariant>>,
+    at: &dyn Fn(usize, String) -> SuiteError,
+) -> Result<Vec<Variant>, SuiteError> {
+    let mut out: Vec<Variant> = Vec::new();
+    for v in raw {
+        let span = v.span().start;
+        let variant = v.into_inner().into_variant().map_err(|e| at(span, e))?;
+        if out.iter().any(|x| x.name == variant.name) {
+            return Err(at(span, format!("variant '{}' is defined twice", variant.name)));
         }
-        let text = match toml_scalar(&v) {
-            Some(Value::Str(s)) => s,
-            Some(other) => other.to_string(),
-            None => return Err(format!("sysctl '{k}': {v} is not a plain value")),
-        };
-        sysctl.insert(k, text);
+        out.push(variant);
     }
-    Ok(Variant { name: rv.name, sysctl })
+    Ok(out)
+}
+
+/// Every name in a workload's `variants` list must be a defined variant.
+fn check_workload_variants(
+    suite: &Suite,
+    tables: &[Spanned<toml::Table>],
+    at: &dyn Fn(usize, String) -> SuiteError,
+) -> Result<(), SuiteError> {
+    let defined: Vec<&str> = suite.variants.iter().map(|v| v.name.as_str()).collect();
+    for (w, t) in suite.workloads.iter().zip(tables) {
+        for name in w.variants.iter().flatten() {
+            if !defined.contains(&name.as_str()) {
+                let list = if defined.is_empty() { "none".to_string() } else { defined.join(", ") };
+                return Err(at(
+                    t.span().start,
+                    format!(
+                        "workload '{}': variants names '{name}', which is not defined (variants: {list})",
+                        w.engine
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

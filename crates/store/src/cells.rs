@@ -13,13 +13,13 @@ use std::collections::BTreeMap;
 const CELL_INSERT: &str = "INSERT INTO cells (run_id, idx, workload, variant, rep, params_json, match_key, \
      status, error, unit, units, window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, \
      cpu_steal_s, cpu_iowait_s, cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, \
-     cpus_online, extra_json, finished_at_unix_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-     ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
+     cpus_online, extra_json, finished_at_unix_s, settings_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
 
 const CELL_SELECT: &str = "SELECT id, workload, variant, rep, params_json, status, error, unit, units, \
      window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, cpu_steal_s, cpu_iowait_s, \
-     cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, cpus_online, extra_json \
-     FROM cells WHERE run_id = ?1 ORDER BY idx, id";
+     cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, cpus_online, extra_json, \
+     settings_json FROM cells WHERE run_id = ?1 ORDER BY idx, id";
 
 const SAMPLE_COLUMNS: &str = "t_ms, cpu_user_pct, cpu_kernel_pct, cpu_iowait_pct, cpu_steal_pct, \
      cpu_idle_pct, run_queue_tasks, blocked_tasks, mem_free_bytes, mem_cached_bytes, mem_dirty_bytes, \
@@ -170,6 +170,7 @@ fn insert_cell_row(tx: &Transaction<'_>, run_id: i64, idx: usize, cell: &CellRes
             cell.cpus_online,
             extra_to_json(&cell.extra)?,
             now_unix_s(),
+            serde_json::to_string(&cell.settings)?,
         ],
     )?;
     Ok(tx.last_insert_rowid())
@@ -242,6 +243,11 @@ fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> 
         Ok(x) => x,
         Err(e) => return Ok(Err(format!("extra_json: {e}"))),
     };
+    let settings_json: String = row.get(24)?;
+    let settings = match serde_json::from_str(&settings_json) {
+        Ok(x) => x,
+        Err(e) => return Ok(Err(format!("settings_json: {e}"))),
+    };
     let spec = CellSpec { workload: row.get(1)?, params, variant: row.get(2)?, rep: row.get(3)? };
     Ok(Ok(CellResult {
         spec,
@@ -270,6 +276,7 @@ fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> 
         latencies: Vec::new(),
         samples: Vec::new(),
         extra,
+        settings,
     }))
 }
 

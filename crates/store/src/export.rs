@@ -109,6 +109,7 @@ fn cell_json(cell: &CellResult) -> Json {
         "cpus_online": cell.cpus_online,
         "latencies": cell.latencies.iter().map(|o| latency_json(&o.op, &o.latency)).collect::<Vec<_>>(),
         "extra": cell.extra,
+        "settings": cell.settings,
     })
 }
 

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
 /// Never edit a released step: append a new one (see docs/formats.md).
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -100,6 +100,9 @@ CREATE TABLE latencies (
 CREATE INDEX latencies_cell_id ON latencies(cell_id);
 ";
 
+/// Version 2: what each cell's variant set on the machine (setting → value, JSON object).
+const V2: &str = "ALTER TABLE cells ADD COLUMN settings_json TEXT NOT NULL DEFAULT '{}';";
+
 /// The schema version recorded in the database.
 pub fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("PRAGMA user_version", [], |row| row.get(0))?)
@@ -147,6 +150,26 @@ mod tests {
         // Running again is a no-op.
         migrate(&mut conn, ":memory:").unwrap();
         assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_version_1_database_gains_the_settings_column() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (label, started_at_unix_s, status, host, command, suite_json, env_json, \
+             exclusivity_json, racehorse_version, cpu_method) VALUES ('a', 0, 'complete', 'h', 'c', '[]', '{}', \
+             '{}', '0', 'none');
+             INSERT INTO cells (run_id, idx, workload, variant, rep, params_json, match_key, status, unit, \
+             window_ns, ops, bytes_read, bytes_written, wl_cpu_method, cpus_online, extra_json, \
+             finished_at_unix_s) VALUES (1, 0, 'null', 'default', 1, '{}', 'k', 'ok', 'ops', 0, 0, 0, 0, \
+             'none', 1, '{}', 0);",
+        )
+        .unwrap();
+        migrate(&mut conn, "old.db").unwrap();
+        let settings: String = conn.query_row("SELECT settings_json FROM cells", [], |r| r.get(0)).unwrap();
+        assert_eq!((settings.as_str(), user_version(&conn).unwrap()), ("{}", SCHEMA_VERSION));
     }
 
     #[test]

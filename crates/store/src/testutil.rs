@@ -40,6 +40,8 @@ pub fn full_cell(rep: u32) -> CellResult {
     cell.cpus_online = 4;
     cell.extra.insert("fio_bw_kib_per_s".into(), 146_484.375);
     cell.extra.insert("tiny".into(), 1e-300);
+    cell.settings.insert("sysctl vm.swappiness".into(), "10".into());
+    cell.settings.insert("env LANG".into(), "C \"quoted\"".into());
     let mut read = LatencyHistogram::new();
     let mut write = LatencyHistogram::new();
     for v in [900u64, 1_200, 15_000, 16_000, 2_000_000, 7] {

@@ -24,6 +24,7 @@ fn ctx(dir: &Path, overrides: &[(&str, Value)]) -> CellContext {
         spec: CellSpec { workload: "diskio".into(), params, variant: "default".into(), rep: 1 },
         work_dir: dir.to_path_buf(),
         cpus: 1,
+        env: Default::default(),
     }
 }
 

@@ -20,6 +20,7 @@ fn ctx(dir: &Path, clients: i64, loadfile: &str, ipc: &str) -> CellContext {
         spec: CellSpec { workload: "fileserver".into(), params, variant: String::new(), rep: 1 },
         work_dir: dir.to_path_buf(),
         cpus: 1,
+        env: Default::default(),
     }
 }
 

@@ -88,7 +88,7 @@ impl Engine for Fio {
         let spec = job_spec(ctx)?;
         spec.validate().map_err(EngineError::Usage)?;
         let work_dir = utf8(&ctx.work_dir)?.to_string();
-        Ok(Box::new(FioCell { spec, work_dir: PathBuf::from(work_dir) }))
+        Ok(Box::new(FioCell { spec, work_dir: PathBuf::from(work_dir), env: ctx.env.clone() }))
     }
 }
 
@@ -145,6 +145,7 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
 struct FioCell {
     spec: JobSpec,
     work_dir: PathBuf,
+    env: std::collections::BTreeMap<String, String>,
 }
 
 /// The last lines of fio's log, for error messages.
@@ -189,7 +190,8 @@ impl FioCell {
             None
         };
         let args = self.spec.args(pass, timing, utf8(&json)?, markers);
-        let run = FioRun::spawn(&exe, &args, &self.work_dir, &log, markers.map(|_| fifo.as_path()))?;
+        let run =
+            FioRun::spawn(&exe, &args, &self.work_dir, &self.env, &log, markers.map(|_| fifo.as_path()))?;
         Ok((run, log))
     }
 

@@ -68,6 +68,7 @@ impl FioRun {
         exe: &Path,
         args: &[String],
         cwd: &Path,
+        env: &std::collections::BTreeMap<String, String>,
         log: &Path,
         fifo: Option<&Path>,
     ) -> Result<FioRun, EngineError> {
@@ -81,6 +82,7 @@ impl FioRun {
         let child = Command::new(exe)
             .args(args)
             .current_dir(cwd)
+            .envs(env)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -412,7 +414,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("m.fifo");
         make_fifo(&fifo).unwrap();
-        let script = format!("printf b > '{0}'; printf e > '{0}'; sleep 0.2; exit 3", fifo.display());
+        let script = format!(
+            "printf b > '{0}'; printf e > '{0}'; echo \"$RH_VARIANT_ENV\"; sleep 0.2; exit 3",
+            fifo.display()
+        );
         let args = vec!["-c".to_string(), script];
         let ctl = Control::simple(
             Duration::ZERO,
@@ -420,7 +425,9 @@ mod tests {
             std::sync::Arc::new(crate::control::RealClock::default()),
         );
         let log = dir.path().join("log");
-        let mut run = FioRun::spawn(Path::new("/bin/sh"), &args, dir.path(), &log, Some(&fifo)).unwrap();
+        let env = [("RH_VARIANT_ENV".to_string(), "from-the-variant".to_string())].into();
+        let mut run =
+            FioRun::spawn(Path::new("/bin/sh"), &args, dir.path(), &env, &log, Some(&fifo)).unwrap();
         let mut seen = Vec::new();
         loop {
             match run.next_event(&ctl, Some(Instant::now() + Duration::from_secs(10))).unwrap() {
@@ -434,5 +441,7 @@ mod tests {
             }
         }
         assert_eq!(seen, ['b', 'e']);
+        let out = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(out.trim(), "from-the-variant", "the variant's environment reaches the program");
     }
 }

@@ -30,6 +30,7 @@ fn ctx(dir: &Path, opts: &[(&str, &str)]) -> CellContext {
         spec: CellSpec { workload: "fio".into(), params, variant: String::new(), rep: 1 },
         work_dir: dir.to_path_buf(),
         cpus: 2,
+        env: Default::default(),
     }
 }
 
@@ -265,7 +266,7 @@ fn failing_fio_reports_its_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let mut spec = job_spec(&ctx(dir.path(), &[("size", "1m")])).unwrap();
     spec.dir = dir.path().join("missing-subdir").to_string_lossy().into_owned();
-    let mut cell = FioCell { spec, work_dir: dir.path().to_path_buf() };
+    let mut cell = FioCell { spec, work_dir: dir.path().to_path_buf(), env: Default::default() };
     let ctl = control(0, 1000);
     let e = cell.run(&ctl, &Recorder::new()).err().unwrap();
     let msg = e.to_string();

@@ -1,0 +1,166 @@
+//! Puts a variant's settings on the machine through the Guard (sysctls, block-device queue
+//! files, THP, governor, memory limit, before/after commands), checks every variant before a
+//! run starts, and describes what was applied for the cells' records.
+
+use crate::plan::Plan;
+use crate::suite::Suite;
+use crate::variant::Variant;
+use racehorse_machine::cpuctl::format_cpu_list;
+use racehorse_machine::knobs::{block_queue_dir, device_of_path, governor_files, selected_value, thp_file};
+use racehorse_machine::{Guard, SysRoot};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What a variant set: setting → value, as stored with each of its cells.
+pub type Settings = BTreeMap<String, String>;
+
+/// The directory disk workloads of `v` use.
+pub fn variant_dir(v: &Variant, suite_dir: &Path) -> PathBuf {
+    v.dir.clone().unwrap_or_else(|| suite_dir.to_path_buf())
+}
+
+/// One sysfs write of a variant: the name it is recorded under, the file and the value.
+struct FileKnob {
+    key: String,
+    path: PathBuf,
+    value: String,
+}
+
+/// The sysfs files `v` writes, with the block device resolved (the target directory's
+/// device when the variant names none).
+fn file_knobs(v: &Variant, root: &SysRoot, dir: &Path) -> Result<Vec<FileKnob>, String> {
+    let mut out = Vec::new();
+    if let Some(b) = &v.block {
+        let device = match &b.device {
+            Some(d) => d.clone(),
+            None => device_of_path(root, dir).map_err(|e| format!("block: {e}"))?,
+        };
+        let queue = block_queue_dir(root, &device).map_err(|e| format!("block: {e}"))?;
+        let name = device.trim_start_matches("/dev/");
+        for (k, val) in &b.queue {
+            out.push(FileKnob { key: format!("block {name} {k}"), path: queue.join(k), value: val.clone() });
+        }
+    }
+    for (which, value) in [("enabled", &v.thp), ("defrag", &v.thp_defrag)] {
+        if let Some(value) = value {
+            let path = thp_file(root, which).map_err(|e| format!("thp: {e}"))?;
+            out.push(FileKnob { key: format!("thp {which}"), path, value: value.clone() });
+        }
+    }
+    if let Some(g) = &v.governor {
+        let files = governor_files(root).map_err(|e| format!("governor: {e}"))?;
+        for (i, path) in files.into_iter().enumerate() {
+            let key = if i == 0 { "governor".to_string() } else { format!("governor #{i}") };
+            out.push(FileKnob { key, path, value: g.clone() });
+        }
+    }
+    for (path, value) in &v.sysfs {
+        let mapped = root.map_host_path(Path::new(path));
+        out.push(FileKnob { key: format!("sysfs {path}"), path: mapped, value: value.clone() });
+    }
+    Ok(out)
+}
+
+/// The value a file holds after writing `asked` to it: the kernel may adjust a number (e.g.
+/// `nr_requests = 0` reads back as 4); then both are recorded.
+fn effective(path: &Path, asked: String) -> String {
+    match std::fs::read_to_string(path).map(|t| selected_value(&t)) {
+        Ok(now) if now != asked => format!("{now} (asked {asked})"),
+        _ => asked,
+    }
+}
+
+/// Sets the variant's sysctls and sysfs files; returns what was set.
+fn apply_files(v: &Variant, root: &SysRoot, dir: &Path, guard: &mut Guard) -> Result<Settings, String> {
+    let mut set = Settings::new();
+    for (k, val) in &v.sysctl {
+        guard.set_sysctl(k, val).map_err(|e| format!("sysctl {k} = {val}: {e}"))?;
+        let file = root.proc("sys").join(k.replace('.', "/"));
+        set.insert(format!("sysctl {k}"), effective(&file, val.clone()));
+    }
+    let knobs = file_knobs(v, root, dir)?;
+    let items: Vec<(PathBuf, String)> = knobs.iter().map(|k| (k.path.clone(), k.value.clone())).collect();
+    guard.set_files(&items).map_err(|e| {
+        let keys: Vec<&str> = knobs.iter().map(|k| k.key.as_str()).collect();
+        format!("{}: {e}", keys.join(", "))
+    })?;
+    for k in knobs.into_iter().filter(|k| !k.key.starts_with("governor #")) {
+        set.insert(k.key, effective(&k.path, k.value));
+    }
+    Ok(set)
+}
+
+/// The settings applied per cell rather than here (CPUs, directory, environment, commands).
+fn described(v: &Variant, dir: &Path, set: &mut Settings) {
+    if let Some(n) = v.cpus {
+        set.insert("cpus".into(), n.to_string());
+    }
+    if let Some(list) = &v.cpu_list {
+        set.insert("cpu_list".into(), format_cpu_list(list));
+    }
+    if v.dir.is_some() {
+        set.insert("dir".into(), dir.display().to_string());
+    }
+    for (k, val) in &v.env {
+        set.insert(format!("env {k}"), val.clone());
+    }
+    for (k, c) in [("before", &v.before), ("after", &v.after)] {
+        if let Some(c) = c {
+            set.insert(k.into(), c.clone());
+        }
+    }
+}
+
+/// Undoes the previous variant and applies `v`: memory limit (the variant's, else the
+/// suite's), sysctls, sysfs files, then the before command (its after command is recorded
+/// with the Guard, so it runs when the variant's cells end, on every path). Errors name the
+/// setting; whatever was applied stays recorded in the Guard, which the caller restores.
+pub fn apply_variant(
+    v: &Variant,
+    suite: &Suite,
+    root: &SysRoot,
+    suite_dir: &Path,
+    guard: &mut Guard,
+) -> Result<Settings, String> {
+    let limit = v.mem_limit_bytes.or(suite.mem_limit_bytes);
+    let restored = if limit.is_some() { guard.restore_keeping_memory_limit() } else { guard.restore() };
+    restored.map_err(|e| format!("restoring the machine before it: {e}"))?;
+    let dir = variant_dir(v, suite_dir);
+    let mut set = Settings::new();
+    if let Some(bytes) = limit {
+        let l = guard.limit_memory(bytes).map_err(|e| format!("mem_limit: {e}"))?;
+        if v.mem_limit_bytes.is_some() {
+            set.insert("mem_limit".into(), format!("{} MiB", l.limit_bytes >> 20));
+        }
+    }
+    set.extend(apply_files(v, root, &dir, guard)?);
+    described(v, &dir, &mut set);
+    if v.before.is_some() || v.after.is_some() {
+        guard.run_command(v.before.as_deref(), v.after.as_deref()).map_err(|e| format!("before: {e}"))?;
+    }
+    Ok(set)
+}
+
+/// Before any cell runs: every variant's sysctls, sysfs files and CPU list are set once and
+/// put back, and its directory checked, so that a knob the machine refuses stops the run
+/// with the variant and the setting named and nothing left applied. Before/after commands
+/// are not tried (they run only around the variant's cells).
+pub fn check_variants(
+    plan: &Plan,
+    root: &SysRoot,
+    suite_dir: &Path,
+    guard: &mut Guard,
+) -> Result<(), String> {
+    for v in plan.variants.iter().filter(|v| !v.is_plain()) {
+        let dir = variant_dir(v, suite_dir);
+        let mut tried = apply_files(v, root, &dir, guard).map(|_| ());
+        if let (Ok(()), Some(list)) = (&tried, &v.cpu_list) {
+            tried = guard.set_cpu_list(list).map(|_| ()).map_err(|e| format!("cpu_list: {e}"));
+        }
+        let undone = guard.restore_keeping_memory_limit();
+        tried.map_err(|e| format!("variant '{}': {e}", v.name))?;
+        undone
+            .map_err(|e| format!("variant '{}': putting its settings back after the check: {e}", v.name))?;
+    }
+    Ok(())
+}
