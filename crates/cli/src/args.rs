@@ -40,6 +40,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Restore CPUs and sysctls left changed by a racehorse that was killed
     Restore,
+    /// CPU/memory hotplug daemon speaking cpuplugd's config language (run, check, record, replay)
+    Plugd(crate::args_plugd::PlugdArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -3,7 +3,9 @@
 //! 2 usage error (bad flag, suite file, parameter, missing tool), 130 interrupted.
 
 mod args;
+mod args_plugd;
 mod cmd_compare;
+mod cmd_plugd;
 mod cmd_run;
 mod cmd_show;
 mod table;
@@ -37,7 +39,8 @@ pub type CmdResult = Result<u8, Failure>;
 /// as Unix tools do. A run that changes the machine keeps SIGPIPE ignored, so that a closed
 /// pipe is an error it survives and the Guard restores the machine.
 fn quiet_on_closed_pipe(cmd: &Command) {
-    let changes_machine = matches!(cmd, Command::Run(a) if !a.dry_run) || matches!(cmd, Command::Restore);
+    let changes_machine =
+        matches!(cmd, Command::Run(a) if !a.dry_run) || matches!(cmd, Command::Restore | Command::Plugd(_));
     if !changes_machine {
         // SAFETY: setting a signal disposition to SIG_DFL has no preconditions.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd_compare::compare(&cli, a),
         Command::Report(a) => cmd_compare::report(&cli, a),
         Command::Restore => cmd_run::restore(),
+        Command::Plugd(a) => cmd_plugd::plugd(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -109,6 +109,53 @@ fn described(v: &Variant, dir: &Path, set: &mut Settings) {
             set.insert(k.into(), c.clone());
         }
     }
+    if let Some(p) = &v.plugd {
+        set.insert("plugd".into(), crate::variant::plugd_summary(p));
+    }
+}
+
+/// A word for `sh -c`: single-quoted, with single quotes escaped.
+fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Where a plugd variant's daemon keeps its config, pid, lock, state and log.
+fn plugd_dir(v: &Variant) -> PathBuf {
+    std::env::temp_dir().join(format!("racehorse-plugd-{}-{}", std::process::id(), v.name))
+}
+
+/// The commands that start `racehorse plugd` in the background (waiting until it has
+/// enforced its limits and written its pid file, or failing with its log) and stop it
+/// (SIGTERM: it restores the CPUs it found; then `plugd restore` for a daemon that died).
+fn plugd_commands(v: &Variant, text: &str) -> Result<(String, String), String> {
+    let dir = plugd_dir(v);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("plugd: {}: {e}", dir.display()))?;
+    let conf = dir.join("plugd.conf");
+    std::fs::write(&conf, text).map_err(|e| format!("plugd: {}: {e}", conf.display()))?;
+    let exe = std::env::current_exe().map_err(|e| format!("plugd: where is racehorse? {e}"))?;
+    let q = |p: &Path| sh_quote(&p.display().to_string());
+    let (pid, log, state) = (dir.join("pid"), dir.join("log"), dir.join("state.json"));
+    let start = format!(
+        "rm -f {pid}; {exe} plugd -c {conf} -f --pid-file {pid} --lock-file {lock} --state-file {state} >> {log} 2>&1 & \
+         d=$!; i=0; while [ ! -s {pid} ] && kill -0 $d 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; \
+         [ -s {pid} ] || {{ kill $d 2>/dev/null; tail -n 5 {log} >&2; exit 1; }}",
+        exe = q(&exe),
+        conf = q(&conf),
+        pid = q(&pid),
+        lock = q(&dir.join("lock")),
+        state = q(&state),
+        log = q(&log),
+    );
+    let stop = format!(
+        "if [ -s {pid} ]; then p=$(cat {pid}); kill -TERM $p 2>/dev/null; i=0; \
+         while kill -0 $p 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; fi; \
+         {exe} plugd restore --state-file {state} > /dev/null && rm -rf {dir}",
+        exe = q(&exe),
+        pid = q(&pid),
+        state = q(&state),
+        dir = q(&dir),
+    );
+    Ok((start, stop))
 }
 
 /// Undoes the previous variant and applies `v`: memory limit (the variant's, else the
@@ -135,6 +182,10 @@ pub fn apply_variant(
     }
     set.extend(apply_files(v, root, &dir, guard)?);
     described(v, &dir, &mut set);
+    if let Some(p) = &v.plugd {
+        let (start, stop) = plugd_commands(v, &p.config_text()?)?;
+        guard.run_command(Some(&start), Some(&stop)).map_err(|e| format!("starting plugd: {e}"))?;
+    }
     if v.before.is_some() || v.after.is_some() {
         guard.run_command(v.before.as_deref(), v.after.as_deref()).map_err(|e| format!("before: {e}"))?;
     }
@@ -153,6 +204,9 @@ pub fn check_variants(
 ) -> Result<(), String> {
     for v in plan.variants.iter().filter(|v| !v.is_plain()) {
         let dir = variant_dir(v, suite_dir);
+        if let Some(p) = &v.plugd {
+            p.config_text().map_err(|e| format!("variant '{}': {e}", v.name))?;
+        }
         let mut tried = apply_files(v, root, &dir, guard).map(|_| ());
         if let (Ok(()), Some(list)) = (&tried, &v.cpu_list) {
             tried = guard.set_cpu_list(list).map(|_| ()).map_err(|e| format!("cpu_list: {e}"));

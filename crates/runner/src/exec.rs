@@ -133,6 +133,8 @@ struct InForce {
     env: BTreeMap<String, String>,
     work_root: PathBuf,
     error: Option<String>,
+    /// A hotplug daemon decides the CPU count (cells do not set it).
+    plugd: bool,
 }
 
 impl Runner {
@@ -169,6 +171,7 @@ impl Runner {
             return Ok(result);
         }
         let cpus = match &cell.cpu_list {
+            _ if vs.plugd => Ok(racehorse_machine::CpuMethod::Hotplug),
             Some(list) => guard.set_cpu_list(list),
             None => guard.set_cpus(cell.cpus),
         };
@@ -257,6 +260,13 @@ impl Runner {
         let e = edges.lock().unwrap_or_else(|p| p.into_inner());
         if let (Some((s0, p0)), Some((s1, p1))) = (&e.start, &e.end) {
             result.cpu = cpu_usage(&s0.cpu, &s1.cpu, user_hz());
+            // Offline CPUs accumulate no ticks: all CPU time over the window is the mean
+            // number of CPUs online (what a hotplug daemon varies).
+            let c = &result.cpu;
+            let all_s = c.user_s + c.kernel_s + c.steal_s + c.iowait_s + c.idle_s;
+            if window.0 > 0 && all_s > 0.0 {
+                result.extra.insert("cpus_online_mean".into(), all_s / window.as_secs_f64());
+            }
             let proc_s = p1.since(*p0).total_s();
             // Worker threads are part of our process; the harness is the rest of it.
             result.harness_cpu_s = if result.workload_cpu.method == WlCpuMethod::Threads {
@@ -276,6 +286,7 @@ impl Runner {
             index: Some(index),
             env: v.env.clone(),
             work_root: variant_dir(v, &self.work_root),
+            plugd: v.plugd.is_some(),
             ..InForce::default()
         };
         match apply_variant(v, &plan.suite, &self.root, &self.work_root, guard) {

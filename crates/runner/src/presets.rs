@@ -16,7 +16,39 @@ pub const PRESETS: &[(&str, &str)] = &[
         "seed 001: the six IOzone phases, 64k records, 512 MiB file, page cache, 3 reps; add targets with \
          --opt target=/a,/b",
     ),
+    (
+        "hotplug",
+        "seed 003: fileserver with ipc=mq over 10 client counts (scaled to the machine), without hotplug \
+         and under racehorse plugd with two settings (cpu_min, cpu_max, update); 30 s windows, 2 reps (root)",
+    ),
 ];
+
+/// seed 003's client counts (1..40 on up to 16 CPUs), scaled to `all` CPUs (at least a
+/// quarter of them), distinct.
+fn hotplug_clients(all: u32) -> Vec<u32> {
+    let factor = (f64::from(all) / 16.0).max(0.25);
+    let mut v: Vec<u32> = [1u32, 2, 4, 8, 12, 16, 20, 26, 32, 40]
+        .iter()
+        .map(|&c| ((f64::from(c) * factor).round() as u32).max(1))
+        .collect();
+    v.dedup();
+    v
+}
+
+/// seed 003: no hotplug, then plugd "2,20,1" and "2,5,10" (cpu_min, cpu_max, update on 16
+/// CPUs) scaled: cpu_min = all/8, cpu_max = all or 5/16 of them, update 1 s or 10 s.
+fn hotplug(all: u32) -> String {
+    let min = (all / 8).max(1);
+    let small = (all * 5).div_ceil(16).max(min);
+    format!(
+        "name = \"hotplug\"\nruntime = \"30s\"\nwarmup = \"15s\"\nreps = 2\n\n\
+         [[workload]]\nengine = \"fileserver\"\nipc = \"mq\"\nclients = {:?}\n\n\
+         [[variant]]\nname = \"no-hotplug\"\n\n\
+         [[variant]]\nname = \"plugd-{min}-all-1s\"\nplugd = {{ cpu_min = {min}, cpu_max = 0, update = 1 }}\n\n\
+         [[variant]]\nname = \"plugd-{min}-{small}-10s\"\nplugd = {{ cpu_min = {min}, cpu_max = {small}, update = 10 }}\n",
+        hotplug_clients(all)
+    )
+}
 
 /// seed 004's setup: the same 2 GiB footprint per cell (4× the memory limit) split over
 /// the processes, so that reads come from the disk and cells take similar time.
@@ -57,6 +89,7 @@ pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
             cpu_range(all_cpus)
         ),
         "disk-configs" => disk_configs(),
+        "hotplug" => hotplug(all_cpus),
         "disk-regression" => "name = \"disk-regression\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\n\n\
              [[workload]]\nengine = \"diskio\"\n\
              phase = [\"write\", \"rewrite\", \"read\", \"reread\", \"randread\", \"randwrite\"]\n\
@@ -74,6 +107,18 @@ pub fn preset(name: &str, all_cpus: u32) -> Option<Result<Suite, SuiteError>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hotplug_scales_the_seed_to_the_machine() {
+        assert_eq!(hotplug_clients(16), [1, 2, 4, 8, 12, 16, 20, 26, 32, 40]);
+        assert_eq!(hotplug_clients(2), [1, 2, 3, 4, 5, 7, 8, 10]);
+        let s = preset("hotplug", 16).unwrap().unwrap();
+        let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["no-hotplug", "plugd-2-all-1s", "plugd-2-5-10s"], "seed 003's 2,20,1 and 2,5,10");
+        let p = s.variants[2].plugd.as_ref().unwrap();
+        assert_eq!((p.cpu_min, p.cpu_max, p.update), (Some(2), Some(5), Some(10)));
+        assert!(p.config_text().unwrap().contains("HOTPLUG=\"(loadavg > onumcpus + 0.75) & (idle < 10.0)\""));
+    }
 
     #[test]
     fn every_preset_parses_on_small_and_large_machines() {

@@ -15,6 +15,58 @@ pub struct BlockKnobs {
     pub queue: BTreeMap<String, String>,
 }
 
+/// The seed's default rules (seed 003), used when a plugd variant names settings only.
+pub const SEED_HOTPLUG: &str = "(loadavg > onumcpus + 0.75) & (idle < 10.0)";
+pub const SEED_HOTUNPLUG: &str = "(loadavg < onumcpus - 0.25) | (idle > 50)";
+
+/// `plugd = { … }`: run `racehorse plugd` during the variant's cells, from a config file or
+/// from settings (cpu_min, cpu_max, update, and optionally the rules; default the seed's).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlugdSpec {
+    pub config: Option<PathBuf>,
+    pub cpu_min: Option<u32>,
+    pub cpu_max: Option<u32>,
+    pub update: Option<u32>,
+    pub hotplug: Option<String>,
+    pub hotunplug: Option<String>,
+}
+
+impl PlugdSpec {
+    /// The config text the daemon gets, checked by the rules parser.
+    pub fn config_text(&self) -> Result<String, String> {
+        let text = match &self.config {
+            Some(path) => {
+                if self.cpu_min.is_some()
+                    || self.cpu_max.is_some()
+                    || self.update.is_some()
+                    || self.hotplug.is_some()
+                {
+                    return Err("plugd: give config = FILE or settings (cpu_min, cpu_max, update, hotplug, hotunplug), not both".into());
+                }
+                std::fs::read_to_string(path).map_err(|e| format!("plugd config {}: {e}", path.display()))?
+            }
+            None => format!(
+                "# written by racehorse for a plugd variant\nUPDATE=\"{}\"\nCPU_MIN=\"{}\"\nCPU_MAX=\"{}\"\n\
+                 HOTPLUG=\"{}\"\nHOTUNPLUG=\"{}\"\n",
+                self.update.unwrap_or(1),
+                self.cpu_min.unwrap_or(1),
+                self.cpu_max.unwrap_or(0),
+                self.hotplug.as_deref().unwrap_or(SEED_HOTPLUG),
+                self.hotunplug.as_deref().unwrap_or(SEED_HOTUNPLUG)
+            ),
+        };
+        let cfg = racehorse_rules::parse_config(&text).map_err(|e| {
+            let file = self.config.as_ref().map_or("its config".to_string(), |p| p.display().to_string());
+            format!("plugd: {file}: line {}, column {}: {}", e.line, e.column, e.message)
+        })?;
+        if !cfg.cpu_control() {
+            return Err("plugd: the config has no CPU control (CPU_MIN, CPU_MAX, HOTPLUG, HOTUNPLUG)".into());
+        }
+        Ok(text)
+    }
+}
+
 /// A named system configuration applied around its cells.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Variant {
@@ -43,6 +95,8 @@ pub struct Variant {
     /// Shell commands run before the variant's cells and after them (also on failure).
     pub before: Option<String>,
     pub after: Option<String>,
+    /// The hotplug daemon during its cells (it then decides the CPU count, not the cells).
+    pub plugd: Option<PlugdSpec>,
 }
 
 impl Variant {
@@ -72,7 +126,24 @@ impl Variant {
         ];
         out.extend(one.into_iter().filter_map(|(k, v)| v.map(|v| format!("{k}={v}"))));
         out.extend(self.env.iter().map(|(k, v)| format!("env {k}={v}")));
+        if let Some(p) = &self.plugd {
+            out.push(format!("plugd {}", plugd_summary(p)));
+        }
         out
+    }
+}
+
+/// `config=FILE` or `cpu_min=…,cpu_max=…,update=…` of a plugd variant.
+pub fn plugd_summary(p: &PlugdSpec) -> String {
+    match &p.config {
+        Some(c) => format!("config={}", c.display()),
+        None => format!(
+            "cpu_min={},cpu_max={},update={}{}",
+            p.cpu_min.unwrap_or(1),
+            p.cpu_max.unwrap_or(0),
+            p.update.unwrap_or(1),
+            if p.hotplug.is_some() || p.hotunplug.is_some() { ",own rules" } else { "" }
+        ),
     }
 }
 
@@ -121,6 +192,7 @@ pub(crate) struct RawVariant {
     env: BTreeMap<String, toml::Value>,
     before: Option<String>,
     after: Option<String>,
+    plugd: Option<PlugdSpec>,
 }
 
 /// A TOML scalar as the text written to a kernel file.
@@ -233,6 +305,9 @@ impl RawVariant {
         if cpus.is_some() && cpu_list.is_some() {
             return Err("give cpus or cpu_list, not both".into());
         }
+        if self.plugd.is_some() && (cpus.is_some() || cpu_list.is_some()) {
+            return Err("a plugd variant lets the daemon choose the CPUs; remove cpus/cpu_list".into());
+        }
         let mem_limit_bytes = self
             .mem_limit
             .as_deref()
@@ -254,6 +329,7 @@ impl RawVariant {
             env: env(self.env)?,
             before: command("before", self.before)?,
             after: command("after", self.after)?,
+            plugd: self.plugd,
         })
     }
 }
