@@ -95,14 +95,7 @@ fn daemon(a: &PlugdArgs) -> CmdResult {
     let mut ready =
         if a.foreground { Ready::none() } else { detach().map_err(|e| anyhow::anyhow!("{e}"))? };
     let log = if a.foreground { Log::stderr(a.verbose) } else { Log::to_syslog(a.verbose) };
-    let flags = Flags::default();
-    for (sig, flag) in [
-        (signal_hook::consts::SIGTERM, &flags.stop),
-        (signal_hook::consts::SIGINT, &flags.stop),
-        (signal_hook::consts::SIGHUP, &flags.reload),
-    ] {
-        signal_hook::flag::register(sig, flag.clone()).map_err(|e| anyhow::anyhow!("signal {sig}: {e}"))?;
-    }
+    let flags = Flags::from_signals().map_err(|e| anyhow::anyhow!("signal handlers: {e}"))?;
     let opts = Options {
         config: config.clone(),
         root: SysRoot::host(),

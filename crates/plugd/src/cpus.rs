@@ -26,11 +26,21 @@ pub trait CpuBackend {
 
 /// Real CPU hotplug through /sys/devices/system/cpu.
 pub struct SysfsCpus {
-    pub root: SysRoot,
-    pub exclude: Vec<u32>,
+    root: SysRoot,
+    exclude: Vec<u32>,
+    /// Present CPUs, read once (CPU_MAX = 0 stands for them).
+    present: u32,
 }
 
 impl SysfsCpus {
+    pub fn new(root: SysRoot, exclude: Vec<u32>) -> Result<SysfsCpus, MachineError> {
+        let present = match std::fs::read_to_string(root.sys("devices/system/cpu/present")) {
+            Ok(t) => parse_cpu_list(&t)?.len() as u32,
+            Err(_) => possible_cpus(&root)?.len() as u32,
+        };
+        Ok(SysfsCpus { root, exclude, present })
+    }
+
     /// CPUs the daemon may switch: with an online file, not excluded, configured.
     fn switchable(&self) -> Result<Vec<(u32, bool)>, MachineError> {
         let mut out = Vec::new();
@@ -76,9 +86,12 @@ impl CpuBackend for SysfsCpus {
     fn name(&self) -> &'static str {
         "sysfs"
     }
-    /// From each cpuN: online when its `online` file reads 1, or when it has none (a CPU that
-    /// cannot be offlined).
+    /// The kernel's online list (one read per interval); in a fixture tree, which nothing
+    /// keeps in sync, from each cpuN: online when its `online` file reads 1 or is absent.
     fn online(&self) -> Result<Vec<u32>, MachineError> {
+        if self.root.is_host() {
+            return racehorse_machine::online_cpus(&self.root);
+        }
         let mut out = Vec::new();
         for cpu in possible_cpus(&self.root)? {
             if !self.root.sys(format!("devices/system/cpu/cpu{cpu}")).is_dir() {
@@ -92,10 +105,7 @@ impl CpuBackend for SysfsCpus {
         Ok(out)
     }
     fn present(&self) -> Result<u32, MachineError> {
-        match std::fs::read_to_string(self.root.sys("devices/system/cpu/present")) {
-            Ok(t) => Ok(parse_cpu_list(&t)?.len() as u32),
-            Err(_) => Ok(possible_cpus(&self.root)?.len() as u32),
-        }
+        Ok(self.present)
     }
     fn plug(&mut self, g: &mut Guard, log: &mut dyn FnMut(String)) -> Changed {
         g.set_method(CpuMethod::Hotplug);

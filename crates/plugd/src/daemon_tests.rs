@@ -36,14 +36,25 @@ impl Machine {
             .to_string()
     }
     fn run(&self, conf: &str, exclude: Vec<u32>, intervals: u64) -> (Result<(), Exit>, Vec<String>) {
+        self.run_opts(conf, Backend::Sysfs, MemoryMode::Auto, exclude, intervals)
+    }
+
+    fn run_opts(
+        &self,
+        conf: &str,
+        backend: Backend,
+        memory: MemoryMode,
+        exclude: Vec<u32>,
+        intervals: u64,
+    ) -> (Result<(), Exit>, Vec<String>) {
         let cfg = self.dir.path().join("plugd.conf");
         std::fs::write(&cfg, conf).unwrap();
         let d = self.dir.path();
         let opts = Options {
             config: cfg,
             root: self.root(),
-            backend: Backend::Sysfs,
-            memory: MemoryMode::Auto,
+            backend,
+            memory,
             exclude,
             paths: Paths { lock: d.join("lock"), pid: d.join("pid"), state: d.join("state.json") },
             max_intervals: Some(intervals),
@@ -122,4 +133,69 @@ fn bad_configs_touch_nothing_and_exit_2() {
     let (r, _) =
         m.run("UPDATE=\"1\"\nCPU_MIN=\"9\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n", vec![], 3);
     assert_eq!(r.unwrap_err().code, 1, "CPU_MIN above the present CPUs is a runtime error");
+}
+
+impl Machine {
+    fn put(&self, rel: &str, text: &str) -> std::path::PathBuf {
+        let p = self.dir.path().join("m").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join("m").join(rel)).unwrap().trim().to_string()
+    }
+    fn run_with(
+        &self,
+        conf: &str,
+        backend: Backend,
+        memory: MemoryMode,
+        n: u64,
+    ) -> (Result<(), Exit>, Vec<String>) {
+        self.run_opts(conf, backend, memory, vec![], n)
+    }
+}
+
+#[test]
+fn the_cpuset_backend_resizes_a_cgroup_and_puts_it_back() {
+    let m = Machine::new();
+    m.put("sys/fs/cgroup/cpuset/svc/cpuset.cpus", "0-3\n");
+    let dir = m.root().sys("fs/cgroup/cpuset/svc");
+    let (r, log) = m.run_with(UNPLUG, Backend::Cpuset(dir), MemoryMode::Off, 5);
+    assert_eq!(r, Ok(()));
+    let changes: Vec<&String> = log.iter().filter(|l| l.contains("plugged")).collect();
+    assert!(changes.len() == 2 && changes[1].starts_with("unplugged cpu2 (3 → 2)"), "{log:?}");
+    assert_eq!(m.read("sys/fs/cgroup/cpuset/svc/cpuset.cpus"), "0-3", "restored");
+    assert!((1..4).all(|c| m.online(c) == "1"), "no CPU went offline");
+}
+
+const MEMORY: &str =
+    "UPDATE=\"1\"\nCMM_MIN=\"0\"\nCMM_MAX=\"70000\"\nCMM_INC=\"30000\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n";
+
+#[test]
+fn the_cmm_balloon_grows_by_cmm_inc_up_to_cmm_max_and_is_restored() {
+    let m = Machine::new();
+    m.put("proc/sys/vm/cmm_pages", "0\n");
+    let (r, log) = m.run_with(MEMORY, Backend::Sysfs, MemoryMode::Auto, 6);
+    assert_eq!(r, Ok(()));
+    let steps: Vec<&String> = log.iter().filter(|l| l.starts_with("cmm_pages")).collect();
+    let want = ["cmm_pages 0 → 30000", "cmm_pages 30000 → 60000", "cmm_pages 60000 → 70000"];
+    assert_eq!(steps, want.iter().collect::<Vec<_>>(), "{log:?}");
+    assert_eq!(m.read("proc/sys/vm/cmm_pages"), "0", "the balloon found at start is restored");
+}
+
+#[test]
+fn memory_blocks_go_offline_movable_first_within_cmm_max_and_come_back() {
+    let m = Machine::new();
+    m.put("sys/devices/system/memory/block_size_bytes", "8000000\n");
+    for (b, zone) in [(0, "DMA32"), (1, "Normal"), (2, "Movable"), (3, "Normal")] {
+        m.put(&format!("sys/devices/system/memory/memory{b}/state"), "online\n");
+        m.put(&format!("sys/devices/system/memory/memory{b}/valid_zones"), &format!("{zone}\n"));
+    }
+    let (r, log) = m.run_with(MEMORY, Backend::Sysfs, MemoryMode::Blocks, 6);
+    assert_eq!(r, Ok(()));
+    let steps: Vec<&String> = log.iter().filter(|l| l.starts_with("memory")).collect();
+    // 128 MiB blocks are 32768 pages: two fit under CMM_MAX = 70000.
+    assert_eq!(steps, ["memory2 offline", "memory3 offline"].iter().collect::<Vec<_>>(), "{log:?}");
+    assert!((0..4).all(|b| m.read(&format!("sys/devices/system/memory/memory{b}/state")) == "online"));
 }

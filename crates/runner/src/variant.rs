@@ -334,24 +334,11 @@ impl RawVariant {
     }
 }
 
-/// A small seeded generator (SplitMix64) for the random order.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 /// Shuffles `items` in place (Fisher–Yates) from `seed`.
 pub fn shuffle<T>(items: &mut [T], seed: u64) {
-    let mut rng = SplitMix(seed);
+    let mut rng = racehorse_engines::diskio::pattern::SplitMix64::new(seed);
     for i in (1..items.len()).rev() {
-        let j = (rng.next() % (i as u64 + 1)) as usize;
+        let j = rng.below(i as u64 + 1) as usize;
         items.swap(i, j);
     }
 }
