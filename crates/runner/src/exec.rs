@@ -4,22 +4,20 @@
 
 use crate::adaptive::{self, next_round, AdaptiveSummary, Tracker};
 use crate::apply::{apply_variant, variant_dir, Settings};
+use crate::monitor::{cpus_online_mean, EdgeHooks, Edges, Sampler};
 use crate::plan::{Plan, PlannedCell};
 use crate::sinks::Sink;
 use racehorse_core::event::CellPhase;
-use racehorse_core::{CellResult, CellStatus, CpuMethod as WlCpuMethod, Event, RunStatus, SamplePoint};
-use racehorse_engines::{find, CellContext, Clock, Control, Engine, EngineError, Recorder, WindowHooks};
+use racehorse_core::{CellResult, CellStatus, CpuMethod as WlCpuMethod, Event, RunStatus};
+use racehorse_engines::{find, CellContext, Clock, Control, Engine, EngineError, Recorder};
 use racehorse_machine::guard::Guard;
-use racehorse_machine::procstat::{cpu_usage, read_stat, user_hz, StatSnapshot};
-use racehorse_machine::rusage::{process_cpu, CpuTime};
-use racehorse_machine::sampler::{point, RawSample};
+use racehorse_machine::procstat::{cpu_usage, user_hz};
 use racehorse_machine::SysRoot;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How to run a plan.
 pub struct Runner {
@@ -44,77 +42,6 @@ pub struct RunOutcome {
     pub cpu_method: Option<String>,
     /// How adaptive repetitions ended, when the suite asked for them.
     pub adaptive: Option<AdaptiveSummary>,
-}
-
-/// /proc/stat and process CPU at the window's edges.
-#[derive(Default)]
-struct Edges {
-    start: Option<(StatSnapshot, CpuTime)>,
-    end: Option<(StatSnapshot, CpuTime)>,
-}
-
-struct EdgeHooks {
-    root: SysRoot,
-    edges: Arc<Mutex<Edges>>,
-}
-
-impl EdgeHooks {
-    fn snap(&self) -> Option<(StatSnapshot, CpuTime)> {
-        read_stat(&self.root).ok().map(|s| (s, process_cpu()))
-    }
-}
-
-impl WindowHooks for EdgeHooks {
-    fn measure_started(&self) {
-        let s = self.snap();
-        self.edges.lock().unwrap_or_else(|e| e.into_inner()).start = s;
-    }
-    fn measure_ended(&self) {
-        let s = self.snap();
-        self.edges.lock().unwrap_or_else(|e| e.into_inner()).end = s;
-    }
-}
-
-/// The 1 s monitor: a thread reading /proc until told to stop.
-struct Sampler {
-    stop: Arc<AtomicBool>,
-    handle: JoinHandle<Vec<SamplePoint>>,
-}
-
-impl Sampler {
-    fn start(root: SysRoot, interval: Duration) -> Sampler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let handle = std::thread::spawn(move || {
-            let hz = user_hz();
-            let origin = Instant::now();
-            let mut points = Vec::new();
-            let mut prev = RawSample::read(&root).ok();
-            let mut last = Instant::now();
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(50).min(interval));
-                if last.elapsed() < interval {
-                    continue;
-                }
-                let now = Instant::now();
-                let cur = RawSample::read(&root).ok();
-                if let (Some(p), Some(c)) = (&prev, &cur) {
-                    let secs = now.duration_since(last).as_secs_f64();
-                    let t_ms = u64::try_from(origin.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    points.push(point(p, c, hz, secs, t_ms));
-                }
-                prev = cur;
-                last = now;
-            }
-            points
-        });
-        Sampler { stop, handle }
-    }
-
-    fn finish(self) -> Vec<SamplePoint> {
-        self.stop.store(true, Ordering::Relaxed);
-        self.handle.join().unwrap_or_default()
-    }
 }
 
 fn status_of(e: &EngineError) -> CellStatus {
@@ -236,9 +163,8 @@ impl Runner {
         let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Warmup });
         let ran = workload.run(&ctl, &rec);
         ctl.stop();
-        if let Some(s) = sampler {
-            result.samples = s.finish();
-        }
+        let monitored = sampler.map(Sampler::finish).unwrap_or_default();
+        result.samples = monitored.0;
         let cleaned = workload.cleanup();
         ran?;
         cleaned?;
@@ -260,12 +186,8 @@ impl Runner {
         let e = edges.lock().unwrap_or_else(|p| p.into_inner());
         if let (Some((s0, p0)), Some((s1, p1))) = (&e.start, &e.end) {
             result.cpu = cpu_usage(&s0.cpu, &s1.cpu, user_hz());
-            // Offline CPUs accumulate no ticks: all CPU time over the window is the mean
-            // number of CPUs online (what a hotplug daemon varies).
-            let c = &result.cpu;
-            let all_s = c.user_s + c.kernel_s + c.steal_s + c.iowait_s + c.idle_s;
-            if window.0 > 0 && all_s > 0.0 {
-                result.extra.insert("cpus_online_mean".into(), all_s / window.as_secs_f64());
+            if let Some(mean) = cpus_online_mean(&e, &monitored.1) {
+                result.extra.insert("cpus_online_mean".into(), mean);
             }
             let proc_s = p1.since(*p0).total_s();
             // Worker threads are part of our process; the harness is the rest of it.

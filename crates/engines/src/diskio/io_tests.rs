@@ -66,6 +66,18 @@ fn aligned_buf_is_aligned_and_filled_with_distinct_blocks() {
 }
 
 #[test]
+fn large_buffers_are_huge_page_aligned_mappings() {
+    let big = AlignedBuf::new(8 * MIB as usize + 4096).expect("buf");
+    assert_eq!(big.as_slice().as_ptr() as usize % (2 << 20), 0, "2 MiB-aligned for huge pages");
+    assert_eq!(big.len(), 8 * MIB as usize + 4096);
+    let blocks: HashSet<&[u8]> = big.as_slice().chunks(4096).collect();
+    assert_eq!(blocks.len(), big.len() / 4096, "filled like the small ones");
+    drop(big);
+    let again = AlignedBuf::new(4 * MIB as usize).expect("mapping freed and made again");
+    assert_eq!(again.as_slice().as_ptr() as usize % (2 << 20), 0);
+}
+
+#[test]
 fn psync_sequential_write_then_read_4mib() {
     let dir = scratch();
     let path = dir.path().join("seq");

@@ -168,11 +168,54 @@ pub const BUF_ALIGN_BYTES: usize = 4096;
 /// Distinct seed per buffer so two buffers never hold the same bytes.
 static BUF_SEED: AtomicU64 = AtomicU64::new(0x005E_ED0F_D15C);
 
-/// A heap buffer aligned to 4096 bytes (O_DIRECT-safe), filled with pseudo-random bytes that differ in
-/// every 4 KiB block and between buffers (so compression or dedup can't cheat).
+/// Size and alignment of a transparent huge page on x86-64 and arm64 (4 KiB base pages).
+const HUGE_BYTES: usize = 2 << 20;
+
+/// A buffer aligned to 4096 bytes (O_DIRECT-safe), filled with pseudo-random bytes that differ in
+/// every 4 KiB block and between buffers (so compression or dedup can't cheat). From 2 MiB on
+/// it is its own 2 MiB-aligned anonymous mapping marked MADV_HUGEPAGE before it is touched:
+/// registered with io_uring, pages of one huge page count as one segment, so a 1 MiB I/O
+/// stays within a device's segment limit (128 × 4 KiB pages would not, and the kernel then
+/// splits it on io_uring's worker threads instead of submitting it inline).
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     layout: Layout,
+    /// Length of the mapping when the buffer is mmap'ed (None: from the allocator).
+    mapped: Option<usize>,
+}
+
+/// A 2 MiB-aligned anonymous mapping of at least `len` bytes with MADV_HUGEPAGE set, or None.
+fn huge_mapping(len: usize) -> Option<(NonNull<u8>, usize)> {
+    let size = len.div_ceil(HUGE_BYTES).checked_mul(HUGE_BYTES)?;
+    let over = size.checked_add(HUGE_BYTES)?;
+    // SAFETY: an anonymous private mapping with no address hint; checked for MAP_FAILED.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            over,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return None;
+    }
+    let start = raw as usize;
+    let aligned = start.div_ceil(HUGE_BYTES) * HUGE_BYTES;
+    // SAFETY: both trimmed ranges lie inside the mapping just made and are not used again.
+    unsafe {
+        if aligned > start {
+            libc::munmap(raw, aligned - start);
+        }
+        let tail = start + over - (aligned + size);
+        if tail > 0 {
+            libc::munmap((aligned + size) as *mut libc::c_void, tail);
+        }
+        libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
+    }
+    NonNull::new(aligned as *mut u8).map(|p| (p, size))
 }
 
 // SAFETY: AlignedBuf owns its allocation exclusively, like a Box<[u8]>.
@@ -191,10 +234,15 @@ impl AlignedBuf {
             ))
         };
         let layout = Layout::from_size_align(len_bytes, BUF_ALIGN_BYTES).map_err(|_| too_big())?;
-        // SAFETY: the layout has a non-zero size (checked above).
-        let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).ok_or_else(too_big)?;
-        let mut buf = AlignedBuf { ptr, layout };
+        let huge = if len_bytes >= HUGE_BYTES { huge_mapping(len_bytes) } else { None };
+        let mut buf = match huge {
+            Some((ptr, size)) => AlignedBuf { ptr, layout, mapped: Some(size) },
+            None => {
+                // SAFETY: the layout has a non-zero size (checked above).
+                let raw = unsafe { alloc::alloc_zeroed(layout) };
+                AlignedBuf { ptr: NonNull::new(raw).ok_or_else(too_big)?, layout, mapped: None }
+            }
+        };
         let mut rng = SplitMix64::new(BUF_SEED.fetch_add(0x9E37_79B9, Ordering::Relaxed));
         for chunk in buf.as_mut_slice().chunks_mut(8) {
             let word = rng.next_u64().to_le_bytes();
@@ -231,8 +279,14 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: ptr was allocated with exactly this layout and is freed only here.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+        match self.mapped {
+            // SAFETY: ptr..ptr+size is the mapping made by huge_mapping, unmapped only here.
+            Some(size) => unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), size);
+            },
+            // SAFETY: ptr was allocated with exactly this layout and is freed only here.
+            None => unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) },
+        }
     }
 }
 

@@ -195,3 +195,54 @@ fn block_devices_are_read_and_written_only_when_destructive() {
     assert!(t.bytes_written > 0);
     assert!(lo.dev.exists(), "the device itself is never removed");
 }
+
+/// Reads (field 1) and sectors read (field 3) of a block device from sysfs.
+fn read_counts(dev: &Path) -> Option<(u64, u64)> {
+    let name = dev.file_name()?.to_str()?;
+    let text = std::fs::read_to_string(format!("/sys/block/{name}/stat")).ok()?;
+    let f: Vec<u64> = text.split_whitespace().filter_map(|t| t.parse().ok()).collect();
+    Some((*f.first()?, *f.get(2)?))
+}
+
+/// A 1 MiB direct read at queue depth 8 must reach the device whole: with registered
+/// buffers of 4 KiB pages it would exceed a loop device's 128 segments, be split, and run on
+/// io_uring's worker threads at a fraction of the speed (BENCHMARKS.md, diskio vs fio).
+#[test]
+fn one_mib_direct_reads_reach_the_device_unsplit() {
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if thp.contains("[never]") || thp.is_empty() {
+        eprintln!("skipped: transparent huge pages are off here, so 1 MiB buffers are 4 KiB pages");
+        return;
+    }
+    let dir = tmp();
+    let Some(lo) = Loop::new(dir.path()) else {
+        eprintln!("skipped: needs root and losetup to make a loop device (CI runs as root)");
+        return;
+    };
+    let Some((r0, s0)) = read_counts(&lo.dev) else {
+        eprintln!("skipped: no /sys/block stat for {}", lo.dev.display());
+        return;
+    };
+    let target = s(lo.dev.to_str().expect("utf-8"));
+    let c = ctx(
+        dir.path(),
+        &[
+            ("phase", s("read")),
+            ("target", target),
+            ("bs", Value::Int(1 << 20)),
+            ("size", Value::Int(32 << 20)),
+            ("direct", Value::Bool(true)),
+            ("ioengine", s("io_uring")),
+            ("iodepth", Value::Int(8)),
+        ],
+    );
+    let (res, t) = run_cell(&c, None);
+    res.expect("1 MiB direct reads");
+    let (r1, s1) = read_counts(&lo.dev).expect("stat");
+    let per_read = (s1 - s0) as f64 / (r1 - r0).max(1) as f64;
+    assert!(t.bytes_read >= 32 << 20, "{}", t.bytes_read);
+    assert!(
+        per_read > 2000.0,
+        "sectors per read at the device: {per_read} (2048 = whole 1 MiB, 1024 = split)"
+    );
+}
