@@ -109,18 +109,25 @@ impl Drop for Daemon {
     }
 }
 
-#[test]
-fn real_cpu_unplug_reload_and_sigterm_restore() {
-    let _m = machine_lock();
+/// A real daemon that has taken cpu1 offline, with the CPUs online before it; None (after
+/// saying why) where hotplug is not possible.
+fn unplugging_daemon() -> Option<(Sandbox, PathBuf, Daemon, String)> {
     if !can_hotplug() {
         eprintln!("skipped: needs root and /sys/devices/system/cpu/cpu1/online (CI runs as root)");
-        return;
+        return None;
     }
     let before = online_cpus();
     let sb = Sandbox::new();
     let conf = write(&sb, "plugd.conf", UNPLUG);
     let d = Daemon::start(&sb, &conf);
     d.wait_for("cpu1 going offline", || online_cpus() == "0");
+    Some((sb, conf, d, before))
+}
+
+#[test]
+fn real_cpu_unplug_reload_and_sigterm_restore() {
+    let _m = machine_lock();
+    let Some((_sb, conf, d, before)) = unplugging_daemon() else { return };
     std::fs::write(&conf, "UPDATE=\"1\"\nHOTPLUG=\"loadavg >= 1\"\n").unwrap();
     d.signal(libc::SIGHUP);
     d.wait_for("the bad reload being refused", || d.log().contains("reload refused"));
@@ -141,15 +148,7 @@ fn real_cpu_unplug_reload_and_sigterm_restore() {
 #[test]
 fn sigkill_is_recovered_by_plugd_restore() {
     let _m = machine_lock();
-    if !can_hotplug() {
-        eprintln!("skipped: needs root and /sys/devices/system/cpu/cpu1/online (CI runs as root)");
-        return;
-    }
-    let before = online_cpus();
-    let sb = Sandbox::new();
-    let conf = write(&sb, "plugd.conf", UNPLUG);
-    let mut d = Daemon::start(&sb, &conf);
-    d.wait_for("cpu1 going offline", || online_cpus() == "0");
+    let Some((sb, _conf, mut d, before)) = unplugging_daemon() else { return };
     d.child.kill().unwrap();
     d.child.wait().unwrap();
     assert_eq!(online_cpus(), "0", "SIGKILL leaves cpu1 offline");
