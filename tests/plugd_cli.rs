@@ -70,10 +70,14 @@ struct Daemon {
 
 impl Daemon {
     fn start(sb: &Sandbox, conf: &Path) -> Daemon {
+        Daemon::start_with(sb, conf, &[])
+    }
+    fn start_with(sb: &Sandbox, conf: &Path, extra: &[&str]) -> Daemon {
         let d = sb.dir.path();
         let log = d.join("daemon.log");
         let child = sb
             .cmd(&["plugd", "-c", conf.to_str().unwrap(), "-f", "-V"])
+            .args(extra)
             .args([
                 "--pid-file",
                 d.join("pid").to_str().unwrap(),
@@ -162,4 +166,41 @@ fn sigkill_is_recovered_by_plugd_restore() {
         .output()
         .unwrap();
     assert!(text(&again).contains("nothing to restore"), "{}", text(&again));
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Without root: the binary on a fake machine (4 CPUs) given with --sysroot unplugs one CPU
+/// per interval, highest first, and SIGTERM puts them back.
+#[test]
+fn the_daemon_runs_on_a_fake_machine_with_sysroot() {
+    let sb = Sandbox::new();
+    let fake = sb.dir.path().join("machine");
+    copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/machine/fixtures/baremetal4"), &fake);
+    let online = |cpu: u32| {
+        std::fs::read_to_string(fake.join(format!("sys/devices/system/cpu/cpu{cpu}/online")))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let conf = write(&sb, "plugd.conf", &UNPLUG.replace("CPU_MIN=\"1\"", "CPU_MIN=\"2\""));
+    let mut d = Daemon::start_with(&sb, &conf, &["--sysroot", fake.to_str().unwrap()]);
+    d.wait_for("cpu3 and then cpu2 going offline", || online(3) == "0" && online(2) == "0");
+    assert_eq!(online(1), "1", "CPU_MIN = 2 keeps cpu0 and cpu1");
+    d.signal(libc::SIGTERM);
+    assert!(d.child.wait().unwrap().success(), "{}", d.log());
+    assert!((1..4).all(|c| online(c) == "1"), "restored; log:\n{}", d.log());
+    let log = d.log();
+    assert!(log.find("unplugged cpu3").unwrap() < log.find("unplugged cpu2").unwrap(), "{log}");
+    let bad = sb.run(&["plugd", "-c", conf.to_str().unwrap(), "--sysroot", "/nonexistent"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
 }

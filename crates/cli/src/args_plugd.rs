@@ -68,6 +68,10 @@ pub struct PlugdArgs {
     /// Restore state file [default: /var/lib/racehorse/plugd-restore.json]
     #[arg(long, value_name = "FILE")]
     pub state_file: Option<PathBuf>,
+    /// Read and write DIR/proc and DIR/sys instead of /proc and /sys (a fake machine for
+    /// trying configs; upstream honours SYSFS_ROOT for the same purpose)
+    #[arg(long, value_name = "DIR", global = true)]
+    pub sysroot: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -23,16 +23,28 @@ fn paths(a: &PlugdArgs) -> Paths {
     }
 }
 
+/// /proc and /sys, or the fake machine given with --sysroot.
+fn root(a: &PlugdArgs) -> Result<SysRoot, Failure> {
+    match &a.sysroot {
+        None => Ok(SysRoot::host()),
+        Some(d) if d.join("proc").is_dir() && d.join("sys").is_dir() => Ok(SysRoot::at(d)),
+        Some(d) => Err(Failure::usage(format!("--sysroot {}: needs proc/ and sys/ inside", d.display()))),
+    }
+}
+
 pub fn plugd(a: &PlugdArgs) -> CmdResult {
+    let root = root(a)?;
     match &a.cmd {
         Some(PlugdCmd::Check { file }) => {
-            racehorse_plugd::check::check(file, &SysRoot::host(), &mut std::io::stdout()).map_err(exit)?;
+            racehorse_plugd::check::check(file, &root, &mut std::io::stdout()).map_err(exit)?;
             Ok(0)
         }
-        Some(PlugdCmd::Record { output, interval, count }) => record(output.as_ref(), interval, *count),
+        Some(PlugdCmd::Record { output, interval, count }) => {
+            record(&root, output.as_ref(), interval, *count)
+        }
         Some(PlugdCmd::Restore { state_file }) => {
             let file = state_file.clone().unwrap_or(Paths::default_paths().state);
-            match racehorse_machine::recover(&SysRoot::host(), &file).map_err(|e| anyhow::anyhow!("{e}"))? {
+            match racehorse_machine::recover(&root, &file).map_err(|e| anyhow::anyhow!("{e}"))? {
                 Some(what) => println!("{what}"),
                 None => {
                     println!("nothing to restore ({} is absent or its daemon still runs)", file.display())
@@ -40,11 +52,11 @@ pub fn plugd(a: &PlugdArgs) -> CmdResult {
             }
             Ok(0)
         }
-        None => daemon(a),
+        None => daemon(a, root),
     }
 }
 
-fn record(output: Option<&PathBuf>, interval: &str, count: Option<u64>) -> CmdResult {
+fn record(root: &SysRoot, output: Option<&PathBuf>, interval: &str, count: Option<u64>) -> CmdResult {
     let every = parse_duration(interval)
         .filter(|d| !d.is_zero())
         .ok_or_else(|| Failure::usage(format!("--interval {interval}: expected e.g. 1s or 500ms")))?;
@@ -56,7 +68,7 @@ fn record(output: Option<&PathBuf>, interval: &str, count: Option<u64>) -> CmdRe
         ),
         None => Box::new(std::io::stdout()),
     };
-    let n = racehorse_plugd::replay::record(&SysRoot::host(), &mut out, every, count, &stop)
+    let n = racehorse_plugd::replay::record(root, &mut out, every, count, &stop)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(p) = output {
         eprintln!("recorded {n} samples to {}", p.display());
@@ -75,7 +87,7 @@ fn replay(config: &std::path::Path, trace: &std::path::Path) -> CmdResult {
     Ok(0)
 }
 
-fn daemon(a: &PlugdArgs) -> CmdResult {
+fn daemon(a: &PlugdArgs, root: SysRoot) -> CmdResult {
     let Some(config) = &a.config else {
         return Err(Failure::usage(
             "racehorse plugd needs -c FILE (a cpuplugd.conf); see `racehorse plugd --help` and docs/plugd.md",
@@ -98,7 +110,7 @@ fn daemon(a: &PlugdArgs) -> CmdResult {
     let flags = Flags::from_signals().map_err(|e| anyhow::anyhow!("signal handlers: {e}"))?;
     let opts = Options {
         config: config.clone(),
-        root: SysRoot::host(),
+        root,
         backend,
         memory: match a.memory {
             MemoryArg::Auto => MemoryMode::Auto,

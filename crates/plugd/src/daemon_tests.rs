@@ -199,3 +199,15 @@ fn memory_blocks_go_offline_movable_first_within_cmm_max_and_come_back() {
     assert_eq!(steps, ["memory2 offline", "memory3 offline"].iter().collect::<Vec<_>>(), "{log:?}");
     assert!((0..4).all(|b| m.read(&format!("sys/devices/system/memory/memory{b}/state")) == "online"));
 }
+
+#[test]
+fn the_first_decision_waits_for_the_deepest_history() {
+    let m = Machine::new();
+    // time[3] needs 4 samples: intervals 1-3 only collect, interval 4 decides.
+    let conf = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"time[3] > 0\"\n";
+    let (r, log) = m.run(conf, vec![], 4);
+    assert_eq!(r, Ok(()));
+    assert!(log.iter().any(|l| l.contains("first decision after 4 samples")), "{log:?}");
+    let changes: Vec<&String> = log.iter().filter(|l| l.starts_with("unplugged")).collect();
+    assert_eq!(changes.len(), 1, "one decision in four intervals: {log:?}");
+}
