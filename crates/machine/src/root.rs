@@ -74,7 +74,9 @@ pub(crate) fn write_ctl(path: &Path, value: &str) -> Result<(), MachineError> {
         .truncate(true)
         .open(path)
         .map_err(|e| MachineError::io(path, e))?;
-    f.write_all(value.as_bytes()).map_err(|e| MachineError::io(path, e))
+    // An empty value must still reach the kernel (e.g. an empty cpuset.cpus): write a newline.
+    let bytes = if value.is_empty() { "\n" } else { value };
+    f.write_all(bytes.as_bytes()).map_err(|e| MachineError::io(path, e))
 }
 
 /// The value marked with [brackets] in files such as queue/scheduler or THP "enabled".

@@ -143,11 +143,13 @@ fn write_retrying(
     last.map_or(Ok(()), Err)
 }
 
-/// Puts back every value in `state`, removing each entry restored. The memory cgroup goes first
+/// Puts back every value in `state`, removing each entry restored, in the reverse order of how
+/// a variant applies them. The pending after-commands run first, last one first (they stop
+/// what `before` started, e.g. a daemon living in the memory cgroup). Then the memory cgroup
 /// (with `move_back`, the owner — this process — is moved back to its original cgroup; without,
 /// the owner is gone). CPUs that were online are brought back next, then CPUs that were offline
 /// are offlined again from the highest down, then sysctls, then sysfs files in the order they
-/// were first recorded, and last the pending after-commands, last one first. Every entry is
+/// were first recorded. Every entry is
 /// tried; returns what was restored and the first error (entries that failed stay in `state`,
 /// except after-commands, which are removed even when they fail).
 pub(crate) fn restore_saved(
@@ -157,6 +159,12 @@ pub(crate) fn restore_saved(
 ) -> (Vec<String>, Option<MachineError>) {
     let mut done = Vec::new();
     let mut first_err = None;
+    while let Some(cmd) = state.commands.pop() {
+        match crate::shell::run_sh("after-command", &cmd, AFTER_FAILED) {
+            Ok(()) => done.push(format!("ran after-command `{cmd}`")),
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
     if let Some(cg) = &state.cgroup {
         match cgroup::undo(root, cg, move_back.then_some(state.pid)) {
             Ok(msg) => {
@@ -188,12 +196,6 @@ pub(crate) fn restore_saved(
         }
     }
     restore_files(root, state, &mut done, &mut first_err);
-    while let Some(cmd) = state.commands.pop() {
-        match crate::shell::run_sh("after-command", &cmd, AFTER_FAILED) {
-            Ok(()) => done.push(format!("ran after-command `{cmd}`")),
-            Err(e) => first_err = first_err.or(Some(e)),
-        }
-    }
     (done, first_err)
 }
 

@@ -5,7 +5,7 @@
 //! without an `online` file, an excluded CPU or one whose `configure` is 0 is never touched,
 //! and a write that fails moves on to the next candidate.
 
-use racehorse_machine::cpuctl::{format_cpu_list, online_file, parse_cpu_list, possible_cpus, CpuMethod};
+use racehorse_machine::cpuctl::{format_cpu_list, online_file, parse_cpu_list, possible_cpus};
 use racehorse_machine::{Guard, MachineError, SysRoot};
 use std::path::PathBuf;
 
@@ -67,14 +67,12 @@ impl SysfsCpus {
                 return Ok(None);
             }
         }
+        // One CPU's online file at a time, through the Guard: CPUs that are possible but not
+        // present (no cpuN directory) are never touched.
+        let value = if want_on { "1" } else { "0" };
         for cpu in candidates {
-            let mut next: Vec<u32> = online.iter().copied().filter(|&c| c != cpu).collect();
-            if want_on {
-                next.push(cpu);
-                next.sort_unstable();
-            }
-            match g.set_cpu_list(&next) {
-                Ok(_) => return Ok(Some(cpu)),
+            match g.set_files(&[(online_file(&self.root, cpu), value.to_string())]) {
+                Ok(()) => return Ok(Some(cpu)),
                 Err(e) => log(format!("cpu{cpu}: {e}; trying the next CPU")),
             }
         }
@@ -108,11 +106,9 @@ impl CpuBackend for SysfsCpus {
         Ok(self.present)
     }
     fn plug(&mut self, g: &mut Guard, log: &mut dyn FnMut(String)) -> Changed {
-        g.set_method(CpuMethod::Hotplug);
         self.switch(g, true, log)
     }
     fn unplug(&mut self, g: &mut Guard, log: &mut dyn FnMut(String)) -> Changed {
-        g.set_method(CpuMethod::Hotplug);
         self.switch(g, false, log)
     }
 }

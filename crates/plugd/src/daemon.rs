@@ -365,13 +365,27 @@ impl Daemon {
                 Ok(())
             }
             Ok(cfg) => {
+                let present = self.cpus.present().map_err(|e| fatal(e.to_string()))?;
+                if cfg.cpu_control() && cfg.cpu_min.unwrap_or(1) > present {
+                    self.log.error(format!(
+                        "reload refused, keeping the running config: CPU_MIN is {} but only {present} CPUs are present",
+                        cfg.cpu_min.unwrap_or(1)
+                    ));
+                    return Ok(());
+                }
                 if cfg.history_depth() != self.history.depth() {
                     self.history = History::new(cfg.history_depth());
+                }
+                if matches!(self.mem, Mem::Off) {
+                    self.mem = memory_backend(&self.opts, &cfg, &self.log)?;
                 }
                 self.needs = needs(&cfg);
                 self.cfg = cfg;
                 self.log.info(format!("reloaded {}", self.opts.config.display()));
-                self.enforce_limits()
+                if let Err(e) = self.enforce_limits() {
+                    self.log.error(format!("after the reload: {}; running on", e.msg));
+                }
+                Ok(())
             }
         }
     }

@@ -29,7 +29,7 @@ pub fn record(
         writeln!(out, "{line}").and_then(|_| out.flush()).map_err(|e| format!("writing the trace: {e}"))?;
         n += 1;
         while t0.elapsed() < interval && !stop.load(Ordering::SeqCst) && count.is_none_or(|c| n < c) {
-            std::thread::sleep((interval - t0.elapsed()).min(Duration::from_millis(100)));
+            std::thread::sleep(interval.saturating_sub(t0.elapsed()).min(Duration::from_millis(100)));
         }
     }
     Ok(n)

@@ -119,17 +119,24 @@ fn sh_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-/// Where a plugd variant's daemon keeps its config, pid, lock, state and log.
-fn plugd_dir(v: &Variant) -> PathBuf {
-    std::env::temp_dir().join(format!("racehorse-plugd-{}-{}", std::process::id(), v.name))
+/// Where a plugd variant's daemon keeps its config, pid, lock, state and log: beside the
+/// machine state file (root-owned for root), never in a shared temp directory, where another
+/// user could plant a state file that the daemon would act on.
+fn plugd_dir(v: &Variant) -> Result<PathBuf, String> {
+    let state = racehorse_machine::default_state_file();
+    let base = state.parent().map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    let dir = base.join(format!("plugd-{}-{}", std::process::id(), v.name));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&base).map_err(|e| format!("plugd: {}: {e}", base.display()))?;
+    std::fs::create_dir(&dir).map_err(|e| format!("plugd: {}: {e}", dir.display()))?;
+    Ok(dir)
 }
 
 /// The commands that start `racehorse plugd` in the background (waiting until it has
 /// enforced its limits and written its pid file, or failing with its log) and stop it
 /// (SIGTERM: it restores the CPUs it found; then `plugd restore` for a daemon that died).
 fn plugd_commands(v: &Variant, text: &str) -> Result<(String, String), String> {
-    let dir = plugd_dir(v);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("plugd: {}: {e}", dir.display()))?;
+    let dir = plugd_dir(v)?;
     let conf = dir.join("plugd.conf");
     std::fs::write(&conf, text).map_err(|e| format!("plugd: {}: {e}", conf.display()))?;
     let exe = std::env::current_exe().map_err(|e| format!("plugd: where is racehorse? {e}"))?;
@@ -148,7 +155,8 @@ fn plugd_commands(v: &Variant, text: &str) -> Result<(String, String), String> {
     );
     let stop = format!(
         "if [ -s {pid} ]; then p=$(cat {pid}); kill -TERM $p 2>/dev/null; i=0; \
-         while kill -0 $p 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; fi; \
+         while kill -0 $p 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; \
+         if kill -0 $p 2>/dev/null; then kill -KILL $p; sleep 0.2; fi; fi; \
          {exe} plugd restore --state-file {state} > /dev/null && rm -rf {dir}",
         exe = q(&exe),
         pid = q(&pid),

@@ -41,6 +41,7 @@ impl PlugdSpec {
                     || self.cpu_max.is_some()
                     || self.update.is_some()
                     || self.hotplug.is_some()
+                    || self.hotunplug.is_some()
                 {
                     return Err("plugd: give config = FILE or settings (cpu_min, cpu_max, update, hotplug, hotunplug), not both".into());
                 }

@@ -1,5 +1,6 @@
 //! A variant's before/after commands: the after-command is recorded in the state file before the
-//! before-command runs, and `restore`/drop/`recover` run pending after-commands last one first.
+//! before-command runs, and `restore`/drop/`recover` run pending after-commands last one first,
+//! before anything else is put back (the reverse of how a variant applies its settings).
 
 use super::Guard;
 use crate::error::MachineError;

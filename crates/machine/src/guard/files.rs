@@ -105,7 +105,7 @@ fn os_text(e: &std::io::Error) -> String {
 /// Writes `value` in one write, as `echo value > file` does.
 fn write_value(file: &Path, value: &str) -> Result<(), std::io::Error> {
     let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(file)?;
-    f.write_all(value.as_bytes())
+    f.write_all(if value.is_empty() { b"\n" } else { value.as_bytes() })
 }
 
 impl Guard {

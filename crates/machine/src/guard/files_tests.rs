@@ -38,6 +38,20 @@ fn invalid_items_change_and_record_nothing() {
 }
 
 #[test]
+fn an_empty_original_is_written_back_as_empty() {
+    let (_d, root, state) = writable_fixture("knobs");
+    // A cgroup v2 child's cpuset.cpus reads empty until set; restore must empty it again.
+    let cpus = root.sys("fs/cgroup/svc/cpuset.cpus");
+    std::fs::create_dir_all(cpus.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&cpus, "").expect("w");
+    let mut g = Guard::new(root.clone(), state).expect("guard");
+    g.set_files(&[item(&cpus, "0-1")]).expect("set");
+    assert_eq!(read(&cpus), "0-1");
+    g.restore().expect("restore");
+    assert_eq!(std::fs::read_to_string(&cpus).expect("r"), "\n", "an empty write reaches the file");
+}
+
+#[test]
 fn governors_must_be_available() {
     let (_d, root, state) = writable_fixture("knobs");
     let files = governor_files(&root).expect("two CPUs");
@@ -85,7 +99,7 @@ fn round_trip_keeps_first_originals_and_order() {
 }
 
 #[test]
-fn recover_restores_files_in_order_then_runs_after_commands() {
+fn recover_runs_after_commands_then_restores_files_in_order() {
     let (d, root, state) = writable_fixture("knobs");
     let log = d.path().join("log");
     std::fs::write(root.sys("block/vda/queue/scheduler"), "bfq\n").expect("w");
@@ -103,7 +117,7 @@ fn recover_restores_files_in_order_then_runs_after_commands() {
     let sched = msg.find("scheduler=mq-deadline").expect(&msg);
     let nr = msg.find("nr_requests=256").expect(&msg);
     let after = msg.find("ran after-command").expect(&msg);
-    assert!(sched < nr && nr < after, "{msg}");
+    assert!(after < sched && sched < nr, "after-commands first, then files in order: {msg}");
     assert_eq!(read(&root.sys("block/vda/queue/scheduler")), "mq-deadline");
     assert_eq!((read(&root.sys("block/vda/queue/nr_requests")), read(&log)), ("256".into(), "after".into()));
     assert!(!state.exists());
