@@ -70,3 +70,29 @@ pub fn is_root() -> bool {
 pub fn can_hotplug() -> bool {
     is_root() && Path::new("/sys/devices/system/cpu/cpu1/online").exists()
 }
+
+/// A 32 MiB loop device, detached on drop.
+pub struct Loop {
+    pub dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Loop {
+    pub fn new() -> Option<Loop> {
+        let dir = tempfile::tempdir().ok()?;
+        let img = dir.path().join("img");
+        std::fs::File::create(&img).ok()?.set_len(32 << 20).ok()?;
+        let out = std::process::Command::new("losetup").args(["-f", "--show"]).arg(&img).output().ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("/dev/").to_string();
+        (out.status.success() && !dev.is_empty()).then_some(Loop { dev, _dir: dir })
+    }
+    pub fn queue(&self, file: &str) -> String {
+        format!("/sys/block/{}/queue/{file}", self.dev)
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup").arg("-d").arg(format!("/dev/{}", self.dev)).status();
+    }
+}

@@ -76,3 +76,24 @@ fn impossible_disk_cells_are_refused_before_writing() {
     let o = sb.run(&["run", "diskio", "--opt", "iodepth=8", "--quiet"]);
     assert!(text(&o).contains("needs ioengine=io_uring"), "{}", text(&o));
 }
+
+#[test]
+fn writing_a_block_device_needs_destructive() {
+    let _m = crate::common::machine_lock();
+    let Some(lo) = crate::common::Loop::new() else {
+        eprintln!("skipped: needs root and losetup to make a loop device (CI runs as root)");
+        return;
+    };
+    let sb = Sandbox::new();
+    let dev = format!("/dev/{}", lo.dev);
+    let args = ["run", "diskio", "-o", "phase=write", "-o", "size=8m", "-o", "bs=64k", "--runtime", "1s"];
+    let refused =
+        sb.run(&[&args[..], &["-o", &format!("target={dev}"), "--warmup", "0s", "--quiet"]].concat());
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("--destructive"), "{}", text(&refused));
+    let ok = sb.run(
+        &[&args[..], &["-o", &format!("target={dev}"), "--warmup", "0s", "--quiet", "--destructive"]]
+            .concat(),
+    );
+    assert!(ok.status.success(), "{}", text(&ok));
+}

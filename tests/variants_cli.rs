@@ -3,9 +3,8 @@
 //! anything is applied or stored; after SIGKILL, `racehorse restore` puts everything back and
 //! runs the pending `after` command.
 
-use crate::common::{is_root, machine_lock, text, Sandbox};
+use crate::common::{is_root, machine_lock, text, Loop, Sandbox};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
@@ -22,32 +21,6 @@ fn selected(path: &str) -> String {
         .find(|w| w.starts_with('['))
         .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
         .unwrap_or(t)
-}
-
-/// A 32 MiB loop device, detached on drop.
-struct Loop {
-    dev: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn new() -> Option<Loop> {
-        let dir = tempfile::tempdir().ok()?;
-        let img = dir.path().join("img");
-        std::fs::File::create(&img).ok()?.set_len(32 << 20).ok()?;
-        let out = Command::new("losetup").args(["-f", "--show"]).arg(&img).output().ok()?;
-        let dev = String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("/dev/").to_string();
-        (out.status.success() && !dev.is_empty()).then_some(Loop { dev, _dir: dir })
-    }
-    fn queue(&self, file: &str) -> String {
-        format!("/sys/block/{}/queue/{file}", self.dev)
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(format!("/dev/{}", self.dev)).status();
-    }
 }
 
 /// Values of the knobs the tests touch, to compare before and after.

@@ -161,6 +161,10 @@ pub struct RunArgs {
     /// Do not sync and drop the page cache before each cell
     #[arg(long)]
     pub no_drop_caches: bool,
+    /// Allow disk workloads to write to a block-device target (destroys its data); the same as
+    /// `-o destructive=true`
+    #[arg(long)]
+    pub destructive: bool,
     /// Limit the memory of the whole run (workload threads and harness) with a cgroup, e.g.
     /// 512M; root only; restored afterwards (seed 004's setup for cold disk reads)
     #[arg(long, value_name = "SIZE")]

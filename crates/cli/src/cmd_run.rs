@@ -46,11 +46,14 @@ fn parse_opt(text: &str) -> Result<(String, Vec<String>), Failure> {
     Ok((name.trim().to_string(), vals.split(',').map(|v| v.trim().to_string()).collect()))
 }
 
-/// Engine option values given on the command line (`--clients`, `--opt`).
+/// Engine option values given on the command line (`--clients`, `--destructive`, `--opt`).
 fn flag_options(a: &RunArgs) -> Result<Vec<(String, Vec<String>)>, Failure> {
     let mut out = Vec::new();
     if !a.clients.is_empty() {
         out.push(("clients".to_string(), a.clients.clone()));
+    }
+    if a.destructive {
+        out.push(("destructive".to_string(), vec!["true".to_string()]));
     }
     for o in &a.opts {
         out.push(parse_opt(o)?);

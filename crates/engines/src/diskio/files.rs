@@ -115,7 +115,7 @@ fn block_device(cfg: &DiskConfig) -> Result<TestFiles, EngineError> {
     let dev = cfg.target.display();
     if cfg.phase.writes() && !cfg.destructive {
         return Err(EngineError::Usage(format!(
-            "target {dev} is a block device: diskio only reads it; set destructive=true to allow \
+            "target {dev} is a block device: diskio only reads it; pass --destructive (or destructive = true) to allow \
              writing (this destroys the data on {dev})"
         )));
     }

@@ -183,7 +183,7 @@ fn block_devices_are_read_and_written_only_when_destructive() {
     assert!(t.bytes_read > 0 && t.bytes_written == 0);
     let write = ctx(dir.path(), &[("phase", s("write")), ("target", target.clone())]);
     let msg = DiskIo.prepare(&write).err().map(|e| e.to_string()).unwrap_or_default();
-    assert!(msg.contains("destructive=true"), "{msg}");
+    assert!(msg.contains("--destructive"), "{msg}");
     let too_big =
         ctx(dir.path(), &[("phase", s("read")), ("target", target.clone()), ("size", Value::Int(64 << 20))]);
     let msg = DiskIo.prepare(&too_big).err().map(|e| e.to_string()).unwrap_or_default();

@@ -115,7 +115,7 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         let destructive = ctx.spec.params.get("destructive").and_then(|v| v.as_bool()).unwrap_or(false);
         if phase.writes() && !destructive {
             return Err(EngineError::Usage(format!(
-                "target {target} is a block device: fio only reads it; set destructive=true to allow \
+                "target {target} is a block device: fio only reads it; pass --destructive (or destructive = true) to allow \
                  writing (this destroys the data on {target})"
             )));
         }
