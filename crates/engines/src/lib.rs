@@ -14,6 +14,7 @@ pub mod null;
 pub mod options;
 pub mod recorder;
 pub mod registry;
+pub mod smallread;
 
 pub use control::{Clock, Control, FakeClock, Phase, RealClock, WindowHooks};
 pub use error::EngineError;

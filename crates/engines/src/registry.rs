@@ -9,6 +9,7 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::dbench::Dbench,
         &crate::diskio::DiskIo,
         &crate::fio::Fio,
+        &crate::smallread::SmallRead,
         &crate::null::Null,
     ]
 }
