@@ -168,24 +168,13 @@ fn sigkill_is_recovered_by_plugd_restore() {
     assert!(text(&again).contains("nothing to restore"), "{}", text(&again));
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 /// Without root: the binary on a fake machine (4 CPUs) given with --sysroot unplugs one CPU
 /// per interval, highest first, and SIGTERM puts them back.
 #[test]
 fn the_daemon_runs_on_a_fake_machine_with_sysroot() {
     let sb = Sandbox::new();
     let fake = sb.dir.path().join("machine");
-    copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/machine/fixtures/baremetal4"), &fake);
+    racehorse_machine::fixtures::copy_fixture("baremetal4", &fake);
     let online = |cpu: u32| {
         std::fs::read_to_string(fake.join(format!("sys/devices/system/cpu/cpu{cpu}/online")))
             .unwrap()

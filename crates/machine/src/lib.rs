@@ -6,6 +6,7 @@ pub mod env;
 mod envprobe;
 pub mod error;
 pub mod exclusivity;
+pub mod fixtures;
 pub mod guard;
 pub mod knobs;
 pub mod loadavg;

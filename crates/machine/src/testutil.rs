@@ -4,26 +4,7 @@
 use crate::root::SysRoot;
 use std::path::{Path, PathBuf};
 
-pub(crate) fn fixture_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
-}
-
-/// Copies a tree; symlinks are copied as symlinks (the fixtures use relative ones).
-pub(crate) fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let (kind, dest) = (e.file_type().expect("type"), to.join(e.file_name()));
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(e.path()).expect("readlink"), &dest)
-                .expect("symlink");
-        } else if kind.is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).expect("copy");
-        }
-    }
-}
+pub(crate) use crate::fixtures::{copy_tree, fixture_dir};
 
 /// sys/dev/block/MAJ:MIN → ../../block/DISK[/PART] for every sys/block entry with a `dev` file.
 fn link_dev_numbers(sys: &Path) {

@@ -11,16 +11,10 @@ use std::path::Path;
 use std::time::Duration;
 
 fn name_text(n: &Name, back: usize) -> String {
-    let base = match n {
-        Name::Scalar(s) => s.clone(),
-        Name::Meminfo(s) => format!("meminfo.{s}"),
-        Name::Vmstat(s) => format!("vmstat.{s}"),
-        Name::Cpustat(s) => format!("cpustat.{s}"),
-    };
     if back > 0 {
-        format!("{base}[{back}]")
+        format!("{n}[{back}]")
     } else {
-        base
+        n.to_string()
     }
 }
 

@@ -3,18 +3,6 @@
 
 use super::*;
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 struct Machine {
     dir: tempfile::TempDir,
 }
@@ -22,8 +10,7 @@ struct Machine {
 impl Machine {
     fn new() -> Machine {
         let dir = tempfile::tempdir().unwrap();
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/fixtures/baremetal4");
-        copy_tree(&fixture, &dir.path().join("m"));
+        racehorse_machine::fixtures::copy_fixture("baremetal4", &dir.path().join("m"));
         Machine { dir }
     }
     fn root(&self) -> SysRoot {

@@ -1,7 +1,7 @@
 //! Offline evaluation: `record` writes samples as JSON lines; `replay` runs the rules over
 //! such a trace with a simulated CPU count and prints each decision (no root, no changes).
 
-use crate::daemon::{needs, Exit};
+use crate::daemon::Exit;
 use crate::decide::{cpu_step, CpuLimits, CpuStep};
 use crate::sample::{machine_counts, read_sample, Needs, Sample};
 use crate::values::History;
@@ -81,7 +81,6 @@ pub fn replay(cfg: &Config, trace: &[Sample], out: &mut dyn Write) -> Result<Rep
             msg: "replay needs CPU control: CPU_MIN, CPU_MAX, HOTPLUG and HOTUNPLUG".into(),
         });
     };
-    let _ = needs(cfg);
     let present = trace[0].present.max(trace[0].onumcpus).max(1);
     let min = cfg.cpu_min.unwrap_or(1).min(present);
     let max = match cfg.cpu_max.unwrap_or(0) {

@@ -326,18 +326,6 @@ mod tests {
     use racehorse_engines::FakeClock;
     use std::path::Path;
 
-    fn copy_tree(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap().flatten() {
-            let dest = to.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy_tree(&e.path(), &dest);
-            } else {
-                std::fs::copy(e.path(), dest).unwrap();
-            }
-        }
-    }
-
     #[derive(Default)]
     struct Collect(Vec<Event>);
     impl Sink for Collect {
@@ -349,9 +337,7 @@ mod tests {
 
     /// A copy of the vm2 fixture machine and a fake-clock runner over it.
     fn fixture_runner(tmp: &Path, abort: bool, drop_caches: bool) -> (Runner, Guard) {
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/fixtures/vm2");
-        copy_tree(&fixture, tmp);
-        let root = SysRoot::at(tmp);
+        let root = racehorse_machine::fixtures::copy_fixture("vm2", tmp);
         let runner = Runner {
             root: root.clone(),
             clock: Arc::new(FakeClock::default()),

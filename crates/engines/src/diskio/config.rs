@@ -8,7 +8,7 @@ use std::path::PathBuf;
 pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "phase",
-        kind: OptKind::Choice(&["write", "rewrite", "read", "reread", "randread", "randwrite", "randrw"]),
+        kind: OptKind::Choice(DiskPhase::NAMES),
         default: "read",
         help: "IOzone phase (write creates the files, rewrite overwrites them, read is cold, reread warm, \
                random phases use record-aligned offsets) or fio's randrw",
@@ -96,6 +96,10 @@ pub enum DiskPhase {
 }
 
 impl DiskPhase {
+    /// The option words, in table order (shared with the fio adapter).
+    pub const NAMES: &'static [&'static str] =
+        &["write", "rewrite", "read", "reread", "randread", "randwrite", "randrw"];
+
     pub fn parse(s: &str) -> Option<DiskPhase> {
         Some(match s {
             "write" => DiskPhase::Write,
@@ -107,6 +111,11 @@ impl DiskPhase {
             "randrw" => DiskPhase::RandRw,
             _ => return None,
         })
+    }
+
+    /// Offsets are drawn at random.
+    pub fn is_random(self) -> bool {
+        matches!(self, DiskPhase::RandRead | DiskPhase::RandWrite | DiskPhase::RandRw)
     }
 
     /// The files must exist (laid out untimed in prepare) before the phase.

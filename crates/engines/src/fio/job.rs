@@ -6,6 +6,7 @@
 //! Every job is named [`JOB_NAME`] and each of its `numjobs` clones uses its own file
 //! `rhfio.<jobnum>` in the target directory, so all passes of a cell use the same files.
 
+use crate::diskio::DiskPhase;
 use std::time::Duration;
 
 /// The name of every fio job racehorse runs; also the prefix of the data files.
@@ -13,54 +14,14 @@ pub const JOB_NAME: &str = "rhfio";
 
 const MIB: u64 = 1 << 20;
 
-/// The IOzone-like phases, with the same words as the native `diskio` engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FioPhase {
-    Write,
-    Rewrite,
-    Read,
-    Reread,
-    RandRead,
-    RandWrite,
-    RandRw,
-}
-
-impl FioPhase {
-    /// The option words, in table order.
-    pub const NAMES: &'static [&'static str] =
-        &["write", "rewrite", "read", "reread", "randread", "randwrite", "randrw"];
-
-    pub fn parse(word: &str) -> Option<Self> {
-        Some(match word {
-            "write" => FioPhase::Write,
-            "rewrite" => FioPhase::Rewrite,
-            "read" => FioPhase::Read,
-            "reread" => FioPhase::Reread,
-            "randread" => FioPhase::RandRead,
-            "randwrite" => FioPhase::RandWrite,
-            "randrw" => FioPhase::RandRw,
-            _ => return None,
-        })
-    }
-
-    /// fio's `rw=` value.
-    pub fn fio_rw(self) -> &'static str {
-        match self {
-            FioPhase::Write | FioPhase::Rewrite => "write",
-            FioPhase::Read | FioPhase::Reread => "read",
-            FioPhase::RandRead => "randread",
-            FioPhase::RandWrite => "randwrite",
-            FioPhase::RandRw => "randrw",
-        }
-    }
-
-    pub fn is_random(self) -> bool {
-        matches!(self, FioPhase::RandRead | FioPhase::RandWrite | FioPhase::RandRw)
-    }
-
-    /// The phase writes data.
-    pub fn writes(self) -> bool {
-        matches!(self, FioPhase::Write | FioPhase::Rewrite | FioPhase::RandWrite | FioPhase::RandRw)
+/// fio's `rw=` value for a phase (the phases and their words are diskio's).
+pub fn fio_rw(phase: DiskPhase) -> &'static str {
+    match phase {
+        DiskPhase::Write | DiskPhase::Rewrite => "write",
+        DiskPhase::Read | DiskPhase::Reread => "read",
+        DiskPhase::RandRead => "randread",
+        DiskPhase::RandWrite => "randwrite",
+        DiskPhase::RandRw => "randrw",
     }
 }
 
@@ -122,7 +83,7 @@ pub struct Timing {
 /// The options of one cell, already typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
-    pub phase: FioPhase,
+    pub phase: DiskPhase,
     /// fio `numjobs`: processes, each with its own file.
     pub procs: u64,
     pub bs: u64,
@@ -165,13 +126,13 @@ impl JobSpec {
         if self.device.is_some() {
             // The device's data is the data: nothing to lay out.
             return match self.phase {
-                FioPhase::Reread => vec![Pass::Warm, Pass::Measured],
+                DiskPhase::Reread => vec![Pass::Warm, Pass::Measured],
                 _ => vec![Pass::Measured],
             };
         }
         match self.phase {
-            FioPhase::Write => vec![Pass::Measured],
-            FioPhase::Reread => vec![Pass::Layout, Pass::Warm, Pass::Measured],
+            DiskPhase::Write => vec![Pass::Measured],
+            DiskPhase::Reread => vec![Pass::Layout, Pass::Warm, Pass::Measured],
             _ => vec![Pass::Layout, Pass::Measured],
         }
     }
@@ -235,7 +196,7 @@ impl JobSpec {
     }
 
     fn measured_args(&self, timing: Timing, a: &mut Vec<String>) {
-        a.push(format!("--rw={}", self.phase.fio_rw()));
+        a.push(format!("--rw={}", fio_rw(self.phase)));
         a.push(format!("--bs={}", self.bs));
         a.push(format!("--ioengine={}", self.ioengine.fio_name()));
         if self.ioengine != IoEngine::Psync {
@@ -249,12 +210,12 @@ impl JobSpec {
         }
         match self.phase {
             // New files, created by the job's own open() and grown by its writes.
-            FioPhase::Write if self.device.is_none() => {
+            DiskPhase::Write if self.device.is_none() => {
                 a.extend(["--create_on_open=1".to_string(), "--fallocate=none".to_string()])
             }
             // The files were just written (rewrite) or read (reread): keep them cached.
-            FioPhase::Rewrite | FioPhase::Reread => a.push("--invalidate=0".to_string()),
-            FioPhase::RandRw => a.push(format!("--rwmixread={}", self.rwmixread)),
+            DiskPhase::Rewrite | DiskPhase::Reread => a.push("--invalidate=0".to_string()),
+            DiskPhase::RandRw => a.push(format!("--rwmixread={}", self.rwmixread)),
             _ => {}
         }
         if self.phase.is_random() {
@@ -288,7 +249,7 @@ fn sh_quote(word: &str) -> String {
 mod tests {
     use super::*;
 
-    fn spec(phase: FioPhase) -> JobSpec {
+    fn spec(phase: DiskPhase) -> JobSpec {
         JobSpec {
             phase,
             procs: 1,
@@ -315,12 +276,11 @@ mod tests {
 
     #[test]
     fn phase_words_round_trip_and_map_to_fio_rw() {
-        for w in FioPhase::NAMES {
-            assert!(FioPhase::parse(w).is_some(), "{w}");
+        for w in DiskPhase::NAMES {
+            assert!(DiskPhase::parse(w).is_some(), "{w}");
         }
-        assert_eq!(FioPhase::parse("trim"), None);
-        let rw: Vec<&str> =
-            FioPhase::NAMES.iter().filter_map(|w| FioPhase::parse(w)).map(|p| p.fio_rw()).collect();
+        assert_eq!(DiskPhase::parse("trim"), None);
+        let rw: Vec<&str> = DiskPhase::NAMES.iter().filter_map(|w| DiskPhase::parse(w)).map(fio_rw).collect();
         assert_eq!(rw, ["write", "write", "read", "read", "randread", "randwrite", "randrw"]);
         assert_eq!(IoEngine::parse("io_uring"), Some(IoEngine::IoUring));
         assert_eq!(IoEngine::parse("libaio"), None);
@@ -328,7 +288,7 @@ mod tests {
 
     #[test]
     fn common_arguments_name_output_files_and_group() {
-        let mut s = spec(FioPhase::Read);
+        let mut s = spec(DiskPhase::Read);
         s.procs = 3;
         let a = measured(&s);
         for want in [
@@ -354,37 +314,37 @@ mod tests {
 
     #[test]
     fn a_block_device_is_used_in_place() {
-        let mut s = spec(FioPhase::Read);
+        let mut s = spec(DiskPhase::Read);
         s.device = Some("/dev/loop7".to_string());
         assert_eq!(s.passes(), [Pass::Measured]);
         assert!(s.file_names().is_empty(), "nothing to delete on a device");
         let a = measured(&s);
         assert!(has(&a, "--filename=/dev/loop7") && !a.iter().any(|x| x.starts_with("--directory")));
-        s.phase = FioPhase::Write;
+        s.phase = DiskPhase::Write;
         assert!(!has(&measured(&s), "--create_on_open=1"), "a device is never created");
-        s.phase = FioPhase::Reread;
+        s.phase = DiskPhase::Reread;
         assert_eq!(s.passes(), [Pass::Warm, Pass::Measured]);
     }
 
     #[test]
     fn passes_per_phase() {
-        assert_eq!(spec(FioPhase::Write).passes(), [Pass::Measured]);
-        assert_eq!(spec(FioPhase::Rewrite).passes(), [Pass::Layout, Pass::Measured]);
-        assert_eq!(spec(FioPhase::Reread).passes(), [Pass::Layout, Pass::Warm, Pass::Measured]);
-        assert_eq!(spec(FioPhase::RandRw).passes(), [Pass::Layout, Pass::Measured]);
+        assert_eq!(spec(DiskPhase::Write).passes(), [Pass::Measured]);
+        assert_eq!(spec(DiskPhase::Rewrite).passes(), [Pass::Layout, Pass::Measured]);
+        assert_eq!(spec(DiskPhase::Reread).passes(), [Pass::Layout, Pass::Warm, Pass::Measured]);
+        assert_eq!(spec(DiskPhase::RandRw).passes(), [Pass::Layout, Pass::Measured]);
     }
 
     #[test]
     fn write_creates_files_inside_the_job() {
-        let a = measured(&spec(FioPhase::Write));
+        let a = measured(&spec(DiskPhase::Write));
         assert!(has(&a, "--rw=write") && has(&a, "--create_on_open=1") && has(&a, "--fallocate=none"));
-        let r = measured(&spec(FioPhase::Rewrite));
+        let r = measured(&spec(DiskPhase::Rewrite));
         assert!(has(&r, "--rw=write") && has(&r, "--invalidate=0") && !has(&r, "--create_on_open=1"));
     }
 
     #[test]
     fn reread_keeps_the_cache_and_warm_pass_reads() {
-        let s = spec(FioPhase::Reread);
+        let s = spec(DiskPhase::Reread);
         assert!(has(&measured(&s), "--invalidate=0"));
         let w = s.args(Pass::Warm, Timing::default(), "/w/warm.json", None);
         assert!(has(&w, "--rw=read") && has(&w, "--bs=1048576") && !has(&w, "--invalidate=0"));
@@ -392,7 +352,7 @@ mod tests {
 
     #[test]
     fn layout_writes_whole_files_and_syncs() {
-        let mut s = spec(FioPhase::RandRead);
+        let mut s = spec(DiskPhase::RandRead);
         s.direct = true;
         let l = s.args(Pass::Layout, Timing::default(), "/w/l.json", None);
         assert!(has(&l, "--rw=write") && has(&l, "--end_fsync=1") && has(&l, "--bs=1048576"));
@@ -404,7 +364,7 @@ mod tests {
 
     #[test]
     fn untimed_random_is_one_pass_of_size_over_bs() {
-        let mut s = spec(FioPhase::RandRw);
+        let mut s = spec(DiskPhase::RandRw);
         s.bs = 4096;
         s.rwmixread = 70;
         let a = measured(&s);
@@ -414,7 +374,7 @@ mod tests {
 
     #[test]
     fn timed_uses_runtime_and_ramp_of_the_control() {
-        let mut s = spec(FioPhase::RandRead);
+        let mut s = spec(DiskPhase::RandRead);
         s.timed = true;
         s.ioengine = IoEngine::IoUring;
         s.iodepth = 32;
@@ -440,7 +400,7 @@ mod tests {
 
     #[test]
     fn markers_go_to_the_fifo_of_the_measured_pass_only() {
-        let s = spec(FioPhase::Read);
+        let s = spec(DiskPhase::Read);
         let a = s.args(Pass::Measured, Timing::default(), "/w/o.json", Some("/w/it's.fifo"));
         assert!(has(&a, r"--exec_prerun={ echo b >'/w/it'\''s.fifo'; }"), "{a:?}");
         assert!(has(&a, r"--exec_postrun={ echo e >'/w/it'\''s.fifo'; }"), "{a:?}");
@@ -450,18 +410,18 @@ mod tests {
 
     #[test]
     fn colons_in_the_directory_are_escaped() {
-        let mut s = spec(FioPhase::Read);
+        let mut s = spec(DiskPhase::Read);
         s.dir = "/mnt/a:b".to_string();
         assert!(has(&measured(&s), "--directory=/mnt/a\\:b"));
     }
 
     #[test]
     fn validation_rejects_impossible_cells() {
-        let mut s = spec(FioPhase::Read);
+        let mut s = spec(DiskPhase::Read);
         assert_eq!(s.validate(), Ok(()));
         s.size = 1024;
         assert!(s.validate().unwrap_err().contains("at least bs"));
-        let mut d = spec(FioPhase::Read);
+        let mut d = spec(DiskPhase::Read);
         d.direct = true;
         d.bs = 1000;
         assert!(d.validate().unwrap_err().contains("multiple of 512"));

@@ -28,8 +28,9 @@ mod process;
 #[cfg(test)]
 mod tests;
 
+use crate::diskio::DiskPhase;
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
-use job::{FioPhase, IoEngine, JobSpec, Pass, Timing};
+use job::{IoEngine, JobSpec, Pass, Timing};
 use process::{Event, Exit, FioRun};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
 use racehorse_machine::rusage::CpuTime;
@@ -99,8 +100,8 @@ fn utf8(p: &Path) -> Result<&str, EngineError> {
 /// Reads the cell's options into a [`JobSpec`].
 fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
     let phase_word = ctx.get_str("phase")?;
-    let phase = FioPhase::parse(phase_word).ok_or_else(|| {
-        EngineError::Usage(format!("phase '{phase_word}' is not one of {:?}", FioPhase::NAMES))
+    let phase = DiskPhase::parse(phase_word).ok_or_else(|| {
+        EngineError::Usage(format!("phase '{phase_word}' is not one of {:?}", DiskPhase::NAMES))
     })?;
     let engine_word = ctx.get_str("ioengine")?;
     let ioengine = IoEngine::parse(engine_word)

@@ -75,7 +75,7 @@ fn option_table_is_sound() {
         }
     }
     let phase = OPTIONS.iter().find(|o| o.name == "phase").unwrap();
-    assert_eq!(phase.kind, OptKind::Choice(FioPhase::NAMES));
+    assert_eq!(phase.kind, OptKind::Choice(DiskPhase::NAMES));
     assert_eq!(Fio.unit(), WorkUnit::Bytes);
     assert_eq!(Fio.caps().external_tool, Some("fio"));
     // An empty target has no default value: the work dir is used.
@@ -300,7 +300,7 @@ fn untimed_phases_agree_with_fio() {
         eprintln!("skipping: fio is not installed (apt-get install fio)");
         return;
     }
-    for phase in FioPhase::NAMES {
+    for phase in DiskPhase::NAMES {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let ctl = control(0, 1000);
         let t = run_cell(dir.path(), &[("phase", phase), ("size", "16m"), ("fsync", "true")], &ctl);
