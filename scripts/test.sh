@@ -12,6 +12,8 @@ command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 # The fio adapter runs the real fio; losetup (util-linux) makes loop devices for diskio.
 command -v fio >/dev/null 2>&1 || need_pkgs+=(fio)
 command -v losetup >/dev/null 2>&1 || need_pkgs+=(util-linux)
+# --profile samples with perf (tests/profile_cli.rs).
+command -v perf >/dev/null 2>&1 || need_pkgs+=(linux-perf)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

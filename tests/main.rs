@@ -3,6 +3,7 @@
 mod common;
 mod compare_cli;
 mod disk_cli;
+mod paging_cli;
 mod plugd_cli;
 mod run_cli;
 mod run_faults;

@@ -136,7 +136,9 @@ pub struct RunArgs {
     /// Client/process counts, e.g. 1,4,8 (for workloads with a `clients` option)
     #[arg(long, value_delimiter = ',')]
     pub clients: Vec<String>,
-    /// Any workload option, NAME=V1[,V2...]; repeat for several (see `racehorse workloads show NAME`)
+    /// Any workload option, NAME=V1[,V2...] (a list is an axis); NAME:=VALUE takes VALUE whole,
+    /// commas included (regular expressions, command lines); repeat for several (see
+    /// `racehorse workloads show NAME`)
     #[arg(long = "opt", short = 'o', value_name = "NAME=VALUES")]
     pub opts: Vec<String>,
     /// Measured window per cell, e.g. 20s, 2m
@@ -192,6 +194,14 @@ pub struct RunArgs {
     /// Sampler period in milliseconds (0 disables the monitor time series)
     #[arg(long, default_value_t = 1000)]
     pub sample_ms: u64,
+    /// Record where the CPU time goes during each cell's measured window (system-wide perf
+    /// samples, cpu-clock event) and store the top images and symbols; `show` lists them and
+    /// `compare` shows what grew or shrank
+    #[arg(long)]
+    pub profile: bool,
+    /// The program of `racehorse run command ... -- PROGRAM ARGS` (sets the command engine's cmd)
+    #[arg(last = true, value_name = "PROGRAM ARGS")]
+    pub program: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -11,6 +11,9 @@ use racehorse_stats::CiMethod;
 use racehorse_store::{Store, StoreError};
 use std::path::Path;
 
+/// Images and symbols listed per profiled point in a comparison.
+const PROFILE_TOP: usize = 10;
+
 /// Resolves `RUN` or `RUN@VARIANT` (a label containing `@` still resolves as a whole).
 /// `series`: also read samples and latency histograms (the one-run report's monitor chart).
 fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
@@ -121,9 +124,22 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
     };
     let c = racehorse_report::compare(&base, &news, &opts, &area_of).map_err(Failure::usage)?;
     let view = View { absolute: a.absolute, ci: a.ci };
+    let profiles: String = news
+        .iter()
+        .map(|n| racehorse_report::profile::compare_profiles_text(&base, n, PROFILE_TOP))
+        .collect();
     let text = match chosen_format(a.format, a.output.as_deref()) {
-        ReportFormat::Text => racehorse_report::compare_text(&c, view),
-        ReportFormat::Md => racehorse_report::compare_markdown(&c, view),
+        ReportFormat::Text => racehorse_report::compare_text(&c, view) + &profiles,
+        ReportFormat::Md if profiles.is_empty() => racehorse_report::compare_markdown(&c, view),
+        ReportFormat::Md => {
+            racehorse_report::compare_markdown(&c, view)
+                + "
+```
+" + profiles.trim()
+                + "
+```
+"
+        }
         ReportFormat::Csv => formats::compare_csv(&c),
         ReportFormat::Json => formats::compare_json(&c),
         ReportFormat::Html => racehorse_report::compare_html(&c, view),

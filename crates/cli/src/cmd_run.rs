@@ -38,8 +38,23 @@ impl Sink for StoreSink<'_> {
     }
 }
 
+/// The words as one /bin/sh command line: each quoted unless it is plainly safe, so the shell
+/// sees exactly these arguments (braces stay, for `{clients}`-style substitution).
+fn shell_join(words: &[String]) -> String {
+    let safe =
+        |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%{}".contains(c));
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| if safe(w) { w.clone() } else { format!("'{}'", w.replace('\'', "'\\''")) })
+        .collect();
+    quoted.join(" ")
+}
+
 /// Parses `NAME=V1,V2` into the option name and its raw values.
 fn parse_opt(text: &str) -> Result<(String, Vec<String>), Failure> {
+    if let Some((name, whole)) = text.split_once(":=").filter(|(n, _)| !n.contains('=')) {
+        return Ok((name.trim().to_string(), vec![whole.to_string()]));
+    }
     let (name, vals) = text
         .split_once('=')
         .ok_or_else(|| Failure::usage(format!("--opt '{text}': expected NAME=VALUE[,VALUE...]")))?;
@@ -57,6 +72,15 @@ fn flag_options(a: &RunArgs) -> Result<Vec<(String, Vec<String>)>, Failure> {
     }
     for o in &a.opts {
         out.push(parse_opt(o)?);
+    }
+    if !a.program.is_empty() {
+        if a.what != "command" {
+            return Err(Failure::usage(format!(
+                "a program after -- is for `racehorse run command`, not '{}'",
+                a.what
+            )));
+        }
+        out.push(("cmd".to_string(), vec![shell_join(&a.program)]));
     }
     Ok(out)
 }

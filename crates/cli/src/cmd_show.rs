@@ -60,6 +60,49 @@ fn print_variant_settings(cells: &[CellResult]) {
     }
 }
 
+/// Images and symbols listed per profiled point.
+const PROFILE_TOP: usize = 10;
+
+/// Most rows of a workload whose extras are shown side by side.
+const EXTRA_COLUMNS: usize = 10;
+
+/// The engine's own figures (extras such as moves per touch), medians over the repetitions
+/// that succeeded: one row per figure, one column per row of the table above (`#1` …).
+fn print_extras(
+    rows: &[&(String, String, String)],
+    groups: &BTreeMap<(String, String, String), Vec<&CellResult>>,
+) {
+    let ok = |k: &(String, String, String)| -> Vec<&CellResult> {
+        groups[k].iter().copied().filter(|c| c.status == CellStatus::Ok).collect()
+    };
+    let names: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .flat_map(|k| groups[*k].iter().flat_map(|c| c.extra.keys().map(String::as_str)))
+        .collect();
+    if names.is_empty() {
+        return;
+    }
+    let shown = &rows[..rows.len().min(EXTRA_COLUMNS)];
+    let heads: Vec<String> = std::iter::once("figure (median)".to_string())
+        .chain((1..=shown.len()).map(|i| format!("#{i}")))
+        .collect();
+    let head: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let mut t = Table::new(&head, 1);
+    for name in names {
+        let mut line = vec![name.to_string()];
+        for k in shown {
+            let cells = ok(k);
+            let m = median_of(&cells, |c| c.extra.get(name).copied().filter(|v| v.is_finite()));
+            line.push(m.map(|s| num(s.median)).unwrap_or("-".into()));
+        }
+        t.row(line);
+    }
+    if rows.len() > shown.len() {
+        println!("(figures of the first {} rows)", shown.len());
+    }
+    print!("{}", t.render());
+}
+
 pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
@@ -92,6 +135,7 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
         );
         let tput_h = format!("tput {}", v.tput_label);
         let head = [
+            "#",
             "variant",
             "parameters",
             "n",
@@ -104,8 +148,9 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
             "harness %",
             "failed",
         ];
-        let mut t = Table::new(&head, 2);
-        for key in order.iter().filter(|k| k.0 == w) {
+        let mut t = Table::new(&head, 3);
+        let rows: Vec<&(String, String, String)> = order.iter().filter(|k| k.0 == w).collect();
+        for (row, key) in rows.iter().enumerate() {
             let all = &groups[key];
             let ok: Vec<&CellResult> = all.iter().copied().filter(|c| c.status == CellStatus::Ok).collect();
             let failed = all.len() - ok.len();
@@ -118,6 +163,7 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
                 (wl > 0.0).then(|| 100.0 * c.harness_cpu_s / c.window.as_secs_f64().max(1e-9))
             });
             t.row(vec![
+                (row + 1).to_string(),
                 key.1.clone(),
                 key.2.clone(),
                 ok.len().to_string(),
@@ -137,6 +183,7 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
                     let mark = c.error.as_deref().unwrap_or(c.status.as_str());
                     t.row(vec![
                         String::new(),
+                        String::new(),
                         format!("  #{} {mark}", c.spec.rep),
                         String::new(),
                         num(c.throughput() * v.tput_scale),
@@ -145,6 +192,19 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
             }
         }
         print!("{}", t.render());
+        print_extras(&rows, &groups);
+        for (i, k) in rows.iter().enumerate() {
+            if let Some(m) = racehorse_report::profile::merge(&groups[*k]) {
+                print!(
+                    "{}",
+                    racehorse_report::profile::profile_text(
+                        &format!("profile of #{}", i + 1),
+                        &m,
+                        PROFILE_TOP
+                    )
+                );
+            }
+        }
     }
     let failed: Vec<&CellResult> = cells.iter().filter(|c| c.status != CellStatus::Ok).collect();
     for c in failed.iter().take(10) {

@@ -6,11 +6,13 @@
 pub mod event;
 pub mod histogram;
 pub mod params;
+pub mod profile;
 pub mod result;
 pub mod units;
 
 pub use event::Event;
 pub use histogram::LatencyHistogram;
 pub use params::{CellSpec, Params, Value};
+pub use profile::{Profile, ProfileEntry};
 pub use result::{CellResult, CellStatus, CpuMethod, CpuUsage, OpStats, RunStatus, SamplePoint, WorkloadCpu};
 pub use units::{Bytes, Direction, Nanos, WorkUnit};

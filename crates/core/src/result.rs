@@ -166,6 +166,9 @@ pub struct CellResult {
     /// `sysctl vm.swappiness` → `10`); empty for a variant that changes nothing.
     #[serde(default)]
     pub settings: std::collections::BTreeMap<String, String>,
+    /// Where the CPU time went in the window (`run --profile`), else None.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::Profile>,
 }
 
 impl CellResult {
@@ -214,6 +217,7 @@ impl CellResult {
             samples: Vec::new(),
             extra: Default::default(),
             settings: Default::default(),
+            profile: None,
         }
     }
 }

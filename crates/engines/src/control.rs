@@ -197,13 +197,26 @@ impl Control {
 
     /// [`Control::drive_window`] that ends early (phase Stop, `Failed`) once `failed` is set.
     pub fn drive_window_until_failed(&self, failed: &AtomicBool) -> Result<(), EngineError> {
+        self.drive_window_observed(failed, &mut |_| {})
+    }
+
+    /// [`Control::drive_window_until_failed`] that calls `at_edge(Phase::Measure)` just before
+    /// the window opens and `at_edge(Phase::Stop)` just after it closes, for engines that take
+    /// their own system-wide readings (e.g. /proc/vmstat) at the window's edges.
+    pub fn drive_window_observed(
+        &self,
+        failed: &AtomicBool,
+        at_edge: &mut dyn FnMut(Phase),
+    ) -> Result<(), EngineError> {
         let res = self.sleep_until_failed(self.warmup, failed).and_then(|()| {
+            at_edge(Phase::Measure);
             self.begin_measure();
             self.sleep_until_failed(self.runtime, failed)
         });
         match res {
             Ok(()) => {
                 self.end_measure();
+                at_edge(Phase::Stop);
                 Ok(())
             }
             Err(e) => {

@@ -4,6 +4,7 @@
 //! that drives parsing, help and docs, and a lifecycle `prepare → run → cleanup`. Engines count
 //! units of work and record latencies; they never print.
 
+pub mod command;
 pub mod control;
 pub mod dbench;
 pub mod diskio;
@@ -12,6 +13,7 @@ pub mod fileserver;
 pub mod fio;
 pub mod null;
 pub mod options;
+pub mod paging;
 pub mod recorder;
 pub mod registry;
 pub mod smallread;
@@ -36,6 +38,15 @@ pub struct Caps {
     pub changes_machine: bool,
     /// Runs an external program of this name.
     pub external_tool: Option<&'static str>,
+}
+
+/// A memory limit a cell runs under (the paging engine's): the runner puts the racehorse
+/// process in a memory cgroup of `bytes` for the cell and removes it afterwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryLimit {
+    pub bytes: u64,
+    /// Pages over the limit may go to swap (anonymous memory); else swap is limited too.
+    pub allow_swap: bool,
 }
 
 /// Everything an engine gets to prepare one cell.
@@ -101,6 +112,11 @@ pub trait Engine: Send + Sync {
     /// run's work root. Errors here stop the run before its first cell (exit 2).
     fn validate(&self, _ctx: &CellContext) -> Result<(), EngineError> {
         Ok(())
+    }
+    /// The memory limit the cell must run under, if any (set before `prepare`, removed after
+    /// `cleanup`, on every path).
+    fn memory_limit(&self, _ctx: &CellContext) -> Result<Option<MemoryLimit>, EngineError> {
+        Ok(None)
     }
     /// Sets up one cell (create files, parse loadfiles) outside the measured window.
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError>;

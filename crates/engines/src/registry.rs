@@ -10,6 +10,8 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::diskio::DiskIo,
         &crate::fio::Fio,
         &crate::smallread::SmallRead,
+        &crate::paging::Paging,
+        &crate::command::CommandEngine,
         &crate::null::Null,
     ]
 }

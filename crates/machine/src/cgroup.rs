@@ -361,8 +361,18 @@ fn enable_memory(root: &SysRoot, original: &Path, child: &Path, pid: u32) -> Res
 }
 
 /// Writes the limit (and the swap limit, best effort) into `child`; returns the limit read back
-/// and whether swap is limited.
-fn write_limit(version: u32, child: &Path, limit: u64) -> Result<(u64, bool), MachineError> {
+/// and whether swap is limited. With `allow_swap` the swap limit is lifted instead (v1
+/// memory.memsw.limit_in_bytes = -1, v2 memory.swap.max = max), so pages over the limit go to
+/// swap: the paging engine's anonymous region.
+fn write_limit(
+    version: u32,
+    child: &Path,
+    limit: u64,
+    allow_swap: bool,
+) -> Result<(u64, bool), MachineError> {
+    if allow_swap {
+        return write_limit_with_swap(version, child, limit);
+    }
     let value = limit.to_string();
     if version == 1 {
         let mem = child.join("memory.limit_in_bytes");
@@ -384,6 +394,21 @@ fn write_limit(version: u32, child: &Path, limit: u64) -> Result<(u64, bool), Ma
     Ok((read_num(&max).unwrap_or(limit), swap))
 }
 
+fn write_limit_with_swap(version: u32, child: &Path, limit: u64) -> Result<(u64, bool), MachineError> {
+    let (mem, swap) = if version == 1 {
+        ("memory.limit_in_bytes", ("memory.memsw.limit_in_bytes", "-1"))
+    } else {
+        ("memory.max", ("memory.swap.max", "max"))
+    };
+    let swap_file = child.join(swap.0);
+    // Unlimited first: memsw may never drop below the memory limit.
+    if swap_file.exists() {
+        write_ctl(&swap_file, swap.1)?;
+    }
+    write_ctl(&child.join(mem), &limit.to_string())?;
+    Ok((read_num(&child.join(mem)).unwrap_or(limit), false))
+}
+
 /// Carries out `saved` for process `pid`: creates the child, sets the limit, moves the process
 /// in. On error the caller undoes it with [`undo`].
 pub(crate) fn apply(
@@ -391,12 +416,13 @@ pub(crate) fn apply(
     saved: &SavedCgroup,
     pid: u32,
     limit: u64,
+    allow_swap: bool,
 ) -> Result<CgroupLimit, MachineError> {
     let original = root.map_host_path(&saved.original);
     let child = root.map_host_path(&saved.child);
     make_child(root, &original, &child)?;
     let moved = saved.enable_memory && enable_memory(root, &original, &child, pid)?;
-    let (limit_bytes, swap_limited) = write_limit(saved.version, &child, limit)?;
+    let (limit_bytes, swap_limited) = write_limit(saved.version, &child, limit, allow_swap)?;
     if !moved {
         move_pid(&child, pid)?;
     }
@@ -418,9 +444,10 @@ pub(crate) fn change_limit(
     root: &SysRoot,
     saved: &SavedCgroup,
     limit: u64,
+    allow_swap: bool,
 ) -> Result<CgroupLimit, MachineError> {
     let child = root.map_host_path(&saved.child);
-    let (limit_bytes, swap_limited) = write_limit(saved.version, &child, limit)?;
+    let (limit_bytes, swap_limited) = write_limit(saved.version, &child, limit, allow_swap)?;
     Ok(CgroupLimit { version: saved.version, path: child, limit_bytes, swap_limited })
 }
 

@@ -163,9 +163,19 @@ impl Guard {
     /// recorded in the state file before any change. Calling it again changes the limit.
     /// `restore` moves the process back and removes the cgroup.
     pub fn limit_memory(&mut self, limit_bytes: u64) -> Result<CgroupLimit, MachineError> {
+        self.limit_memory_swap(limit_bytes, false)
+    }
+
+    /// [`Guard::limit_memory`], with swap use either limited (as there) or allowed without
+    /// limit (`allow_swap`: anonymous memory over the limit is swapped out, not OOM-killed).
+    pub fn limit_memory_swap(
+        &mut self,
+        limit_bytes: u64,
+        allow_swap: bool,
+    ) -> Result<CgroupLimit, MachineError> {
         cgroup::check_limit(limit_bytes)?;
         if let (Some(saved), Some(_)) = (&self.saved.cgroup, &self.memory_limit) {
-            let limit = cgroup::change_limit(&self.root, saved, limit_bytes)?;
+            let limit = cgroup::change_limit(&self.root, saved, limit_bytes, allow_swap)?;
             self.memory_limit = Some(limit.clone());
             return Ok(limit);
         }
@@ -178,7 +188,7 @@ impl Guard {
             return Err(e);
         }
         self.log.note_cgroup(&plan.child);
-        match cgroup::apply(&self.root, &plan, self.saved.pid, limit_bytes) {
+        match cgroup::apply(&self.root, &plan, self.saved.pid, limit_bytes, allow_swap) {
             Ok(limit) => {
                 self.memory_limit = Some(limit.clone());
                 Ok(limit)
@@ -195,6 +205,12 @@ impl Guard {
     /// The memory limit set by `limit_memory`, until restored.
     pub fn memory_limit(&self) -> Option<&CgroupLimit> {
         self.memory_limit.as_ref()
+    }
+
+    /// Ends the memory limit now (the process moves back, the cgroup goes), keeping every
+    /// other saved setting: the end of one cell that ran under its own limit.
+    pub fn remove_memory_limit(&mut self) -> Result<(), MachineError> {
+        self.undo_cgroup()
     }
 
     /// Moves this process back out of the memory cgroup and removes it (if there is one).

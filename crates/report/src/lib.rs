@@ -12,6 +12,7 @@ pub mod html;
 pub mod layout;
 pub mod model;
 pub mod overall;
+pub mod profile;
 pub mod runlayout;
 pub mod runreport;
 pub mod summary;

@@ -9,7 +9,7 @@ use crate::plan::{Plan, PlannedCell};
 use crate::sinks::Sink;
 use racehorse_core::event::CellPhase;
 use racehorse_core::{CellResult, CellStatus, CpuMethod as WlCpuMethod, Event, RunStatus};
-use racehorse_engines::{find, CellContext, Clock, Control, Engine, EngineError, Recorder};
+use racehorse_engines::{find, CellContext, Clock, Control, Engine, EngineError, MemoryLimit, Recorder};
 use racehorse_machine::guard::Guard;
 use racehorse_machine::procstat::{cpu_usage, user_hz};
 use racehorse_machine::SysRoot;
@@ -62,6 +62,22 @@ struct InForce {
     error: Option<String>,
     /// A hotplug daemon decides the CPU count (cells do not set it).
     plugd: bool,
+}
+
+/// For each window count an engine reports as extra `n_<thing>` (e.g. `n_page_moved`), the
+/// system CPU per thing in microseconds: `cpu_us_per_<thing>` and `kernel_us_per_<thing>`
+/// (seed 001's "CP CPU time per page moved").
+fn per_count_costs(result: &mut CellResult) {
+    let counts: Vec<(String, f64)> = result
+        .extra
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("n_")?.to_string(), *v)))
+        .filter(|(_, v)| *v > 0.0)
+        .collect();
+    for (thing, n) in counts {
+        result.extra.insert(format!("cpu_us_per_{thing}"), result.cpu.total_s() * 1e6 / n);
+        result.extra.insert(format!("kernel_us_per_{thing}"), result.cpu.kernel_s * 1e6 / n);
+    }
 }
 
 impl Runner {
@@ -137,12 +153,46 @@ impl Runner {
             env: vs.env.clone(),
         };
         let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Prepare });
-        let outcome = self.prepare_and_run(cell, engine, &ctx, emit, result);
+        let limited = engine.memory_limit(&ctx)?;
+        let outcome = match limited {
+            Some(limit) => {
+                Self::under_limit(guard, limit, result, |r| self.prepare_and_run(cell, engine, &ctx, emit, r))
+            }
+            None => self.prepare_and_run(cell, engine, &ctx, emit, result),
+        };
         let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Cleanup });
         if engine.caps().needs_disk {
             let _ = std::fs::remove_dir_all(&work_dir);
         }
         outcome
+    }
+
+    /// Runs `f` with the racehorse process in a memory cgroup of `limit` (the engine's own),
+    /// removed again on every path; a limit already in force (a suite or variant mem_limit)
+    /// is refused rather than silently replaced.
+    fn under_limit(
+        guard: &mut Guard,
+        limit: MemoryLimit,
+        result: &mut CellResult,
+        f: impl FnOnce(&mut CellResult) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        if let Some(l) = guard.memory_limit() {
+            return Err(EngineError::Usage(format!(
+                "{} sets its own memory limit, but a mem_limit of {} MiB is in force; drop mem_limit from \
+                 the suite or variant",
+                result.spec.workload,
+                l.limit_bytes >> 20
+            )));
+        }
+        let set = guard
+            .limit_memory_swap(limit.bytes, limit.allow_swap)
+            .map_err(|e| EngineError::Failed(format!("cannot set the cell's memory limit: {e}")))?;
+        result.extra.insert("mem_limit_bytes".into(), set.limit_bytes as f64);
+        let outcome = f(result);
+        let removed = guard
+            .remove_memory_limit()
+            .map_err(|e| EngineError::Failed(format!("removing the cell's memory limit: {e}")));
+        outcome.and(removed)
     }
 
     fn prepare_and_run(
@@ -177,7 +227,7 @@ impl Runner {
         result.bytes_read = totals.bytes_read;
         result.bytes_written = totals.bytes_written;
         result.workload_cpu = totals.workload_cpu;
-        result.extra = totals.extra;
+        result.extra.extend(totals.extra);
         result.latencies = totals
             .latencies
             .into_iter()
@@ -189,6 +239,7 @@ impl Runner {
             if let Some(mean) = cpus_online_mean(&e, &monitored.1) {
                 result.extra.insert("cpus_online_mean".into(), mean);
             }
+            per_count_costs(result);
             let proc_s = p1.since(*p0).total_s();
             // Worker threads are part of our process; the harness is the rest of it.
             result.harness_cpu_s = if result.workload_cpu.method == WlCpuMethod::Threads {

@@ -13,13 +13,13 @@ use std::collections::BTreeMap;
 const CELL_INSERT: &str = "INSERT INTO cells (run_id, idx, workload, variant, rep, params_json, match_key, \
      status, error, unit, units, window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, \
      cpu_steal_s, cpu_iowait_s, cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, \
-     cpus_online, extra_json, finished_at_unix_s, settings_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
-     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
+     cpus_online, extra_json, finished_at_unix_s, settings_json, profile_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
+     ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
 
 const CELL_SELECT: &str = "SELECT id, workload, variant, rep, params_json, status, error, unit, units, \
      window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, cpu_steal_s, cpu_iowait_s, \
      cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, cpus_online, extra_json, \
-     settings_json FROM cells WHERE run_id = ?1 ORDER BY idx, id";
+     settings_json, profile_json FROM cells WHERE run_id = ?1 ORDER BY idx, id";
 
 const SAMPLE_COLUMNS: &str = "t_ms, cpu_user_pct, cpu_kernel_pct, cpu_iowait_pct, cpu_steal_pct, \
      cpu_idle_pct, run_queue_tasks, blocked_tasks, mem_free_bytes, mem_cached_bytes, mem_dirty_bytes, \
@@ -171,6 +171,7 @@ fn insert_cell_row(tx: &Transaction<'_>, run_id: i64, idx: usize, cell: &CellRes
             extra_to_json(&cell.extra)?,
             now_unix_s(),
             serde_json::to_string(&cell.settings)?,
+            cell.profile.as_ref().map(serde_json::to_string).transpose()?,
         ],
     )?;
     Ok(tx.last_insert_rowid())
@@ -248,6 +249,11 @@ fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> 
         Ok(x) => x,
         Err(e) => return Ok(Err(format!("settings_json: {e}"))),
     };
+    let profile_json: Option<String> = row.get(25)?;
+    let profile = match profile_json.as_deref().map(serde_json::from_str).transpose() {
+        Ok(x) => x,
+        Err(e) => return Ok(Err(format!("profile_json: {e}"))),
+    };
     let spec = CellSpec { workload: row.get(1)?, params, variant: row.get(2)?, rep: row.get(3)? };
     Ok(Ok(CellResult {
         spec,
@@ -277,6 +283,7 @@ fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> 
         samples: Vec::new(),
         extra,
         settings,
+        profile,
     }))
 }
 

@@ -110,6 +110,7 @@ fn cell_json(cell: &CellResult) -> Json {
         "latencies": cell.latencies.iter().map(|o| latency_json(&o.op, &o.latency)).collect::<Vec<_>>(),
         "extra": cell.extra,
         "settings": cell.settings,
+        "profile": cell.profile,
     })
 }
 

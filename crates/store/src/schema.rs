@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
 /// Never edit a released step: append a new one (see docs/formats.md).
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -102,6 +102,9 @@ CREATE INDEX latencies_cell_id ON latencies(cell_id);
 
 /// Version 2: what each cell's variant set on the machine (setting → value, JSON object).
 const V2: &str = "ALTER TABLE cells ADD COLUMN settings_json TEXT NOT NULL DEFAULT '{}';";
+
+/// Version 3: the cell's profile (`run --profile`: top images and symbols, JSON), or NULL.
+const V3: &str = "ALTER TABLE cells ADD COLUMN profile_json TEXT;";
 
 /// The schema version recorded in the database.
 pub fn user_version(conn: &Connection) -> Result<i64> {

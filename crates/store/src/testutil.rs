@@ -42,6 +42,20 @@ pub fn full_cell(rep: u32) -> CellResult {
     cell.extra.insert("tiny".into(), 1e-300);
     cell.settings.insert("sysctl vm.swappiness".into(), "10".into());
     cell.settings.insert("env LANG".into(), "C \"quoted\"".into());
+    cell.profile = Some(racehorse_core::Profile {
+        event: "cpu-clock".into(),
+        samples: 2_000,
+        images: vec![racehorse_core::ProfileEntry {
+            image: "[kernel.kallsyms]".into(),
+            symbol: None,
+            share_pct: 61.5,
+        }],
+        symbols: vec![racehorse_core::ProfileEntry {
+            image: "libc.so.6".into(),
+            symbol: Some("<core::str::Chars as Iterator>::next".into()),
+            share_pct: 7.25,
+        }],
+    });
     let mut read = LatencyHistogram::new();
     let mut write = LatencyHistogram::new();
     for v in [900u64, 1_200, 15_000, 16_000, 2_000_000, 7] {

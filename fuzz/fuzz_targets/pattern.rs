@@ -1,0 +1,17 @@
+//! Fuzz target: output-extraction patterns and JSON paths must compile or return an error, never
+//! panic; a compiled pattern must scan any text to a value or an error (the step budget) without
+//! panicking, and a value it finds must be a piece of that text.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use racehorse_engines::command::{extract::JsonPath, pattern::Pattern};
+
+fuzz_target!(|data: &[u8]| {
+    let input = String::from_utf8_lossy(data);
+    let (pattern, text) = input.split_once('\n').unwrap_or((&input, ""));
+    if let Ok(p) = Pattern::new(pattern) {
+        if let Ok(Some(value)) = p.last_value(text) {
+            assert!(text.contains(value));
+        }
+    }
+    let _ = JsonPath::new(&input);
+});

@@ -1,0 +1,88 @@
+//! The paging engine end to end through the binary, as root: touches under a real memory
+//! cgroup limit move about (1 - limit/region) pages per touch, the limit and the file are
+//! gone afterwards, and settings that cannot page are refused before anything runs.
+
+use crate::common::{is_root, machine_lock, text, Sandbox};
+
+/// racehorse-<pid> children left in any memory cgroup directory.
+fn leftover_cgroups() -> Vec<String> {
+    let out = std::process::Command::new("find")
+        .args(["/sys/fs/cgroup", "-maxdepth", "6", "-type", "d", "-name", "racehorse-*"])
+        .output()
+        .expect("find");
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+}
+
+fn paging(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "paging",
+        "--label",
+        "p",
+        "--opt",
+        "region=64m",
+        "--runtime",
+        "1500ms",
+        "--warmup",
+        "700ms",
+        "--quiet",
+        "--dir",
+        "/var/tmp",
+    ];
+    args.extend_from_slice(extra);
+    sb.run(&args)
+}
+
+#[test]
+fn touches_under_a_memory_limit_page_in_proportion() {
+    if !is_root() {
+        eprintln!("skipped: a memory cgroup limit needs root (CI runs as root)");
+        return;
+    }
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let o = paging(&sb, &["--opt", "limit=24m"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let show = text(&sb.run(&["show", "p"]));
+    assert!(show.contains("region=64m") && show.contains("moves_per_touch"), "{show}");
+    let export: serde_json::Value =
+        serde_json::from_slice(&sb.run(&["export", "p", "--format", "json"]).stdout).expect("json");
+    let cell = &export["cells"][0];
+    let extra = &cell["extra"];
+    let moves = extra["moves_per_touch"].as_f64().expect("moves");
+    // 24 of 64 MiB resident: about 62% of uniform touches miss and read a page back in.
+    assert!((0.45..0.85).contains(&moves), "moves per touch {moves}: {extra}");
+    assert_eq!(extra["mem_limit_bytes"].as_f64(), Some((24u64 << 20) as f64));
+    assert!(extra["kernel_us_per_page_moved"].as_f64().is_some_and(|v| v > 0.0), "{extra}");
+    assert!(leftover_cgroups().is_empty(), "the cell's cgroup is removed: {:?}", leftover_cgroups());
+    let files: Vec<_> = std::fs::read_dir("/var/tmp")
+        .expect("var tmp")
+        .flatten()
+        .filter(|e| e.path().join("paging.dat").exists())
+        .collect();
+    assert!(files.is_empty(), "the paging file is removed: {files:?}");
+}
+
+#[test]
+fn settings_that_cannot_page_are_refused_up_front() {
+    let sb = Sandbox::new();
+    let o = paging(&sb, &["--opt", "limit=64m"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("must be below region") || t.contains("needs root"), "{t}");
+    if !is_root() {
+        return;
+    }
+    let _m = machine_lock();
+    let suite = sb.dir.path().join("limited.toml");
+    std::fs::write(
+        &suite,
+        "name = \"limited\"\nmem_limit = \"512M\"\nruntime = \"300ms\"\nwarmup = \"0s\"\n\n\
+         [[workload]]\nengine = \"paging\"\nregion = \"64m\"\nlimit = \"24m\"\n",
+    )
+    .expect("suite");
+    let o = sb.run(&["run", suite.to_str().expect("utf-8"), "--quiet", "--dir", "/var/tmp"]);
+    let t = format!("{}{}", text(&o), text(&sb.run(&["show", "limited"])));
+    assert!(t.contains("sets its own memory limit"), "a run-wide limit is not silently replaced: {t}");
+    assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
+}
