@@ -27,8 +27,8 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The integration tests drive the real binary: build it first (cargo test builds only test targets).
 cargo build --workspace --bins --quiet
-# Here the browser check must run, not skip.
-RACEHORSE_REQUIRE_BROWSER=1 cargo test --workspace 2>&1 | tee /tmp/racehorse-test.log
+# Here the browser check and the tests that need fio and perf must run, not skip.
+RACEHORSE_REQUIRE_BROWSER=1 RACEHORSE_REQUIRE_TOOLS=1 cargo test --workspace 2>&1 | tee /tmp/racehorse-test.log
 # Never leave a CPU offline, whatever the tests did.
 if [ -n "$(cat /sys/devices/system/cpu/offline 2>/dev/null)" ]; then
   echo "FAIL: CPUs left offline: $(cat /sys/devices/system/cpu/offline)" >&2

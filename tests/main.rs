@@ -1,10 +1,12 @@
 //! Integration tests of the racehorse binary and the libraries together (one test binary).
 
+mod command_cli;
 mod common;
 mod compare_cli;
 mod disk_cli;
 mod paging_cli;
 mod plugd_cli;
+mod profile_cli;
 mod run_cli;
 mod run_faults;
 mod run_machine;

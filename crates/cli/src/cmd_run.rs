@@ -351,6 +351,14 @@ fn execute_plan(
     work_root: std::path::PathBuf,
 ) -> CmdResult {
     let json = a.format == RunFormat::Json;
+    // Before anything changes: without a usable perf, --profile is a usage error.
+    let profile = if a.profile {
+        let perf =
+            racehorse_runner::profile::find_perf().map_err(|e| Failure::usage(format!("--profile: {e}")))?;
+        Some(racehorse_runner::profiling::ProfileSettings::with_perf(perf))
+    } else {
+        None
+    };
     let excl = exclusivity::check(&root, Duration::from_millis(300));
     if !json {
         for w in &excl.warnings {
@@ -396,6 +404,7 @@ fn execute_plan(
         work_root,
         sample_interval: (a.sample_ms > 0).then(|| Duration::from_millis(a.sample_ms)),
         drop_caches: plan.suite.drop_caches,
+        profile,
     };
     let etas = (0..plan.cells.len()).map(|i| plan.eta_from(i)).collect();
     let quiet = a.quiet || json || !std::io::stderr().is_terminal();

@@ -83,7 +83,7 @@ fn print_extras(
         return;
     }
     let shown = &rows[..rows.len().min(EXTRA_COLUMNS)];
-    let heads: Vec<String> = std::iter::once("figure (median)".to_string())
+    let heads: Vec<String> = std::iter::once("extra (median)".to_string())
         .chain((1..=shown.len()).map(|i| format!("#{i}")))
         .collect();
     let head: Vec<&str> = heads.iter().map(String::as_str).collect();

@@ -6,10 +6,13 @@ use crate::adaptive::{self, next_round, AdaptiveSummary, Tracker};
 use crate::apply::{apply_variant, variant_dir, Settings};
 use crate::monitor::{cpus_online_mean, EdgeHooks, Edges, Sampler};
 use crate::plan::{Plan, PlannedCell};
+use crate::profiling::{ProfileSettings, Profiler};
 use crate::sinks::Sink;
 use racehorse_core::event::CellPhase;
 use racehorse_core::{CellResult, CellStatus, CpuMethod as WlCpuMethod, Event, RunStatus};
-use racehorse_engines::{find, CellContext, Clock, Control, Engine, EngineError, MemoryLimit, Recorder};
+use racehorse_engines::{
+    find, CellContext, Clock, Control, Engine, EngineError, MemoryLimit, Recorder, WindowHooks,
+};
 use racehorse_machine::guard::Guard;
 use racehorse_machine::procstat::{cpu_usage, user_hz};
 use racehorse_machine::SysRoot;
@@ -30,6 +33,8 @@ pub struct Runner {
     /// Sampler period; None disables the sampler (fake-clock tests).
     pub sample_interval: Option<Duration>,
     pub drop_caches: bool,
+    /// `run --profile`: record where the CPU time goes in each window.
+    pub profile: Option<ProfileSettings>,
 }
 
 /// How a run ended.
@@ -205,9 +210,16 @@ impl Runner {
     ) -> Result<(), EngineError> {
         let mut workload = engine.prepare(ctx)?;
         let edges = Arc::new(Mutex::new(Edges::default()));
-        let hooks = EdgeHooks { root: self.root.clone(), edges: edges.clone() };
-        let ctl =
-            Control::new(cell.warmup, cell.runtime, self.clock.clone(), Box::new(hooks), self.abort.clone());
+        let mut hooks: Box<dyn WindowHooks> =
+            Box::new(EdgeHooks { root: self.root.clone(), edges: edges.clone() });
+        let profiler = match &self.profile {
+            Some(p) => Some(Profiler::start(p, &self.work_root).map_err(EngineError::Failed)?),
+            None => None,
+        };
+        if let Some(p) = &profiler {
+            hooks = p.hooks(hooks);
+        }
+        let ctl = Control::new(cell.warmup, cell.runtime, self.clock.clone(), hooks, self.abort.clone());
         let rec = Recorder::new();
         let sampler = self.sample_interval.map(|i| Sampler::start(self.root.clone(), i));
         let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Warmup });
@@ -216,8 +228,15 @@ impl Runner {
         let monitored = sampler.map(Sampler::finish).unwrap_or_default();
         result.samples = monitored.0;
         let cleaned = workload.cleanup();
+        let profiled = profiler.map(|p| p.finish(self.profile.as_ref().expect("profiling")));
         ran?;
         cleaned?;
+        match profiled {
+            Some(Ok(p)) => result.profile = Some(p),
+            // The measurement stands; only where its CPU went is unknown.
+            Some(Err(e)) => eprintln!("racehorse: no profile for {}: {e}", cell.spec.label()),
+            None => {}
+        }
         let window =
             ctl.window().ok_or_else(|| EngineError::Failed("the measured window never closed".into()))?;
         let totals = rec.totals();
@@ -396,6 +415,7 @@ mod tests {
             work_root: tmp.join("work"),
             sample_interval: None,
             drop_caches,
+            profile: None,
         };
         let guard = Guard::new(root, tmp.join("state.json")).unwrap();
         (runner, guard)

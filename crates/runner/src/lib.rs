@@ -8,6 +8,8 @@ pub mod exec;
 mod monitor;
 pub mod plan;
 pub mod presets;
+pub mod profile;
+pub mod profiling;
 pub mod sinks;
 pub mod suite;
 pub mod variant;

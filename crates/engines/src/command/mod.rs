@@ -90,10 +90,20 @@ fn placeholder(ctx: &CellContext, name: &str) -> Option<String> {
         "cpus" => Some(ctx.cpus.to_string()),
         "workdir" => Some(ctx.work_dir.display().to_string()),
         "rep" => Some(ctx.spec.rep.to_string()),
-        _ => ctx.spec.params.get(name).map(|v| match v {
-            Value::Str(s) => s.clone(),
-            other => other.to_string(),
-        }),
+        _ => match ctx.spec.params.get(name) {
+            Some(Value::Str(s)) => Some(s.clone()),
+            Some(other) => Some(other.to_string()),
+            // An option of ours left unset (e.g. arg) is empty text.
+            None => OPTIONS.iter().any(|o| o.name == name).then(String::new),
+        },
+    }
+}
+
+/// A text option, "" when unset (the optional ones have no default).
+fn text<'a>(ctx: &'a CellContext, name: &str) -> Result<&'a str, EngineError> {
+    match ctx.spec.params.get(name) {
+        None => Ok(""),
+        Some(_) => ctx.get_str(name),
     }
 }
 
@@ -148,7 +158,7 @@ fn substitute(template: &str, ctx: &CellContext, runtime_s: u64) -> Result<Strin
 
 fn setup(ctx: &CellContext, runtime_s: u64) -> Result<Setup, EngineError> {
     let usage = EngineError::Usage;
-    let cmd = ctx.get_str("cmd")?;
+    let cmd = text(ctx, "cmd")?;
     if cmd.trim().is_empty() {
         return Err(usage(
             "command needs a program: `racehorse run command -o 'regex:=score: ([0-9.]+)' -- PROGRAM ARGS`, \
@@ -156,7 +166,7 @@ fn setup(ctx: &CellContext, runtime_s: u64) -> Result<Setup, EngineError> {
                 .into(),
         ));
     }
-    let extractor = match (ctx.get_str("regex")?, ctx.get_str("json")?) {
+    let extractor = match (text(ctx, "regex")?, text(ctx, "json")?) {
         ("", "") => return Err(usage("command: give regex or json to find the figure in the output".into())),
         (r, "") => Extractor::Regex(Pattern::new(r).map_err(|e| usage(format!("regex: {e}")))?),
         ("", j) => Extractor::JsonPath(JsonPath::new(j).map_err(|e| usage(format!("json: {e}")))?),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 fn ctx(dir: &std::path::Path, opts: &[(&str, &str)]) -> CellContext {
     let mut params = Params::new();
-    for o in OPTIONS {
+    for o in OPTIONS.iter().filter(|o| !o.default.is_empty()) {
         params.insert(o.name.into(), o.parse_text(o.default).expect("default"));
     }
     for (k, v) in opts {
