@@ -86,3 +86,58 @@ fn settings_that_cannot_page_are_refused_up_front() {
     assert!(t.contains("sets its own memory limit"), "a run-wide limit is not silently replaced: {t}");
     assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
 }
+
+#[test]
+fn a_killed_paging_run_is_cleaned_up_by_the_next_one() {
+    if !is_root() {
+        eprintln!("skipped: a memory cgroup limit needs root (CI runs as root)");
+        return;
+    }
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let work = sb.dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let mut child = sb
+        .cmd(&[
+            "run",
+            "paging",
+            "-o",
+            "region=64m",
+            "-o",
+            "limit=24m",
+            "--runtime",
+            "30s",
+            "--warmup",
+            "0s",
+            "--quiet",
+            "--dir",
+            work.to_str().expect("utf-8"),
+        ])
+        .spawn()
+        .expect("spawn");
+    let mine = format!("racehorse-{}", child.id());
+    let t0 = std::time::Instant::now();
+    while !leftover_cgroups().iter().any(|c| c.ends_with(&mine)) && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(leftover_cgroups().iter().any(|c| c.ends_with(&mine)), "the cell's cgroup appeared");
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    let o = sb.run(&[
+        "run",
+        "null",
+        "--runtime",
+        "100ms",
+        "--warmup",
+        "0s",
+        "--quiet",
+        "--dir",
+        work.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("removed cgroup") && t.contains("left by a racehorse run that was killed"), "{t}");
+    assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
+    let left: Vec<_> = std::fs::read_dir(&work).expect("work").flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "the killed run's cell directory is gone: {left:?}");
+}

@@ -277,6 +277,11 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
             .map_err(|f| Failure::usage(format!("variant '{}': {}", v.name, f.error)))?;
     }
     validate_cells(&plan, &work_root)?;
+    let roots =
+        std::iter::once(work_root.clone()).chain(plan.variants.iter().map(|v| variant_dir(v, &work_root)));
+    for gone in roots.flat_map(|r| racehorse_runner::leftovers::sweep(&r)) {
+        eprintln!("removed {}, left by a racehorse run that was killed", gone.display());
+    }
     let store = open_store(cli)?;
     execute_plan(a, &store, &plan, &label, root, work_root)
 }

@@ -64,9 +64,18 @@ pub(crate) fn start_ticks(proc_dir: &Path, pid: u32) -> Option<u64> {
     after.split_ascii_whitespace().nth(19)?.parse().ok()
 }
 
-/// True when the owner of `state` still runs (same pid and, if known, same start time).
+/// True when `pid` has ended but not been reaped yet (state Z or X in its stat).
+fn is_zombie(proc_dir: &Path, pid: u32) -> bool {
+    let text = std::fs::read_to_string(proc_dir.join(pid.to_string()).join("stat")).unwrap_or_default();
+    text.rfind(')')
+        .and_then(|i| text[i + 1..].split_ascii_whitespace().next())
+        .is_some_and(|s| s == "Z" || s == "X")
+}
+
+/// True when the owner of `state` still runs (same pid and, if known, same start time; a
+/// killed owner its parent has not reaped yet counts as gone).
 pub(crate) fn owner_alive(root: &SysRoot, state: &SavedState) -> bool {
-    if !root.proc(state.pid.to_string()).exists() {
+    if !root.proc(state.pid.to_string()).exists() || is_zombie(&root.proc_dir, state.pid) {
         return false;
     }
     match (state.start_ticks, start_ticks(&root.proc_dir, state.pid)) {
@@ -283,6 +292,26 @@ mod tests {
         assert!(owner_alive(&SysRoot::host(), &s));
         let reused = SavedState { start_ticks: s.start_ticks.map(|t| t + 1), ..s.clone() };
         assert!(!owner_alive(&SysRoot::host(), &reused));
+    }
+
+    #[test]
+    fn a_killed_owner_not_yet_reaped_is_gone() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
+        let pid = child.id();
+        let s = SavedState {
+            pid,
+            start_ticks: start_ticks(Path::new("/proc"), pid),
+            ..SavedState::for_this_process()
+        };
+        assert!(owner_alive(&SysRoot::host(), &s), "running");
+        child.kill().expect("kill");
+        // Not waited for: a zombie, as a killed racehorse is until its shell reaps it.
+        let t0 = std::time::Instant::now();
+        while !is_zombie(Path::new("/proc"), pid) && t0.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!owner_alive(&SysRoot::host(), &s), "a zombie owns nothing");
+        child.wait().expect("reap");
     }
 
     /// Changes the real machine: a `sleep` moved into a cgroup made by hand stands for a run

@@ -5,6 +5,7 @@ pub mod adaptive;
 pub mod apply;
 pub mod duration;
 pub mod exec;
+pub mod leftovers;
 mod monitor;
 pub mod plan;
 pub mod presets;

@@ -46,7 +46,7 @@ impl Profiler {
         std::fs::create_dir_all(parent)
             .map_err(|e| format!("profile: creating {}: {e}", parent.display()))?;
         let dir = tempfile::Builder::new()
-            .prefix("racehorse-perf-")
+            .prefix(&format!("racehorse-{}-perf-", std::process::id()))
             .tempdir_in(parent)
             .map_err(|e| format!("profile: a directory for perf's data in {}: {e}", parent.display()))?;
         let recording = Recording::start(&settings.perf, dir.path(), settings.freq_hz)?;

@@ -1,0 +1,66 @@
+//! Work files of runs that were killed (SIGKILL, power loss) before their cleanup: cell
+//! directories `racehorse-<pid>-cell<N>` and perf directories `racehorse-<pid>-perf-*` whose
+//! process is gone are removed when the next run starts in the same work root.
+
+use std::path::{Path, PathBuf};
+
+/// The pid in a work entry's name, if it is one of ours.
+fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("racehorse-")?;
+    let (pid, kind) = rest.split_once('-')?;
+    (kind.starts_with("cell") || kind.starts_with("perf-")).then(|| pid.parse().ok()).flatten()
+}
+
+/// True when `pid` runs (a zombie counts as ended).
+fn running(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_ascii_whitespace().next());
+    state.is_some_and(|s| s != "Z" && s != "X")
+}
+
+/// Removes the leftovers of dead runs directly under `work_root`; returns what was removed.
+pub fn sweep(work_root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(work_root) else { return Vec::new() };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = owner_pid(&name) else { continue };
+        if pid != std::process::id() && !running(pid) && std::fs::remove_dir_all(e.path()).is_ok() {
+            removed.push(e.path());
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_entries_of_dead_runs_go() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut dead = std::process::Command::new("true").spawn().expect("true");
+        let dead_pid = dead.id();
+        dead.wait().expect("reap");
+        let me = std::process::id();
+        let names = [
+            format!("racehorse-{dead_pid}-cell3"),
+            format!("racehorse-{dead_pid}-perf-abc"),
+            format!("racehorse-{me}-cell0"),
+            format!("racehorse-{dead_pid}-other"),
+            "racehorse-x-cell1".to_string(),
+            "mine".to_string(),
+        ];
+        for n in &names {
+            std::fs::create_dir(dir.path().join(n)).expect("mkdir");
+            std::fs::write(dir.path().join(n).join("f"), "x").expect("file");
+        }
+        let mut gone: Vec<String> =
+            sweep(dir.path()).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        gone.sort();
+        assert_eq!(gone, vec![names[0].clone(), names[1].clone()]);
+        for n in &names[2..] {
+            assert!(dir.path().join(n).exists(), "{n} stays");
+        }
+    }
+}
