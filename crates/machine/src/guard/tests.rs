@@ -38,6 +38,19 @@ fn v1_limit_is_written_recorded_and_restored() {
 }
 
 #[test]
+fn a_limit_allowing_swap_lifts_the_swap_limit_and_goes_with_remove() {
+    let (_d, root, state) = fixture("cgroup-v1");
+    let child = root.map_host_path(Path::new(V1_DIR)).join(format!("racehorse-{}", std::process::id()));
+    let mut g = Guard::new(root.clone(), state.clone()).expect("guard");
+    let lim = g.limit_memory_swap(64 << 20, true).expect("limit");
+    assert!(!lim.swap_limited, "pages over the limit may go to swap");
+    assert_eq!(read(&child.join("memory.limit_in_bytes")), "67108864");
+    assert_eq!(read(&child.join("memory.memsw.limit_in_bytes")), "-1");
+    g.remove_memory_limit().expect("remove");
+    assert!(!child.exists() && g.memory_limit().is_none() && !state.exists(), "nothing else was saved");
+}
+
+#[test]
 fn restoring_between_variants_keeps_the_memory_limit() {
     let (_d, root, state) = fixture("cgroup-v1");
     let child = root.map_host_path(Path::new(V1_DIR)).join(format!("racehorse-{}", std::process::id()));
