@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The paging engine at two memory limits (a quarter and a half of a 512 MiB region), file
-# backed on the disk, REPS repetitions interleaved by racehorse; prints touches/s and moves
-# per touch with their run-to-run CV. Root only (memory cgroup).
-# Usage: bash scripts/bench-paging.sh [REPS]   (see BENCHMARKS.md)
+# The paging engine at two memory limits (a quarter and a half of a 512 MiB region), REPS
+# repetitions interleaved by racehorse; prints touches/s and moves per touch with their
+# run-to-run CV. BACKING=zram (default: a zram swap made for each cell) or file (paged from
+# the disk). Root only (memory cgroup, zram).
+# Usage: [BACKING=zram|file] bash scripts/bench-paging.sh [REPS]   (see BENCHMARKS.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-5}"
@@ -10,7 +11,7 @@ db="$(mktemp -d)/paging.db"
 work="$(mktemp -d /var/tmp/rh-bench-paging.XXXXXX)"
 trap 'rm -rf "$work" "$(dirname "$db")"' EXIT INT TERM
 cargo build --release --quiet
-./target/release/racehorse --db "$db" run paging --label paging-bench -o region=512m -o limit=128m,256m \
+./target/release/racehorse --db "$db" run paging --label paging-bench -o region=512m -o limit=128m,256m -o "backing=${BACKING:-zram}" \
   --reps "$reps" --runtime 20s --warmup 5s --dir "$work" --quiet >/dev/null
 ./target/release/racehorse --db "$db" export paging-bench --format json | python3 -c '
 import json, statistics as st, sys

@@ -41,7 +41,7 @@ fn touches_under_a_memory_limit_page_in_proportion() {
     }
     let _m = machine_lock();
     let sb = Sandbox::new();
-    let o = paging(&sb, &["--opt", "limit=24m"]);
+    let o = paging(&sb, &["--opt", "limit=24m", "--opt", "backing=file"]);
     assert!(o.status.success(), "{}", text(&o));
     let show = text(&sb.run(&["show", "p"]));
     assert!(show.contains("region=64m") && show.contains("moves_per_touch"), "{show}");
@@ -61,6 +61,35 @@ fn touches_under_a_memory_limit_page_in_proportion() {
         .filter(|e| e.path().join("paging.dat").exists())
         .collect();
     assert!(files.is_empty(), "the paging file is removed: {files:?}");
+}
+
+/// Active swap devices (first column of /proc/swaps).
+fn swaps() -> Vec<String> {
+    let t = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    t.lines().skip(1).filter_map(|l| l.split_whitespace().next().map(str::to_string)).collect()
+}
+
+#[test]
+fn an_anonymous_region_pages_to_a_zram_swap_made_for_the_cell() {
+    let zram = std::path::Path::new("/sys/class/zram-control").exists();
+    if !is_root() || !zram {
+        assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "root and zram are required here");
+        eprintln!("skipped: needs root and the zram module");
+        return;
+    }
+    let _m = machine_lock();
+    let before = swaps();
+    let sb = Sandbox::new();
+    let o = paging(&sb, &["--opt", "limit=24m", "--opt", "backing=zram"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let export: serde_json::Value =
+        serde_json::from_slice(&sb.run(&["export", "p", "--format", "json"]).stdout).expect("json");
+    let extra = &export["cells"][0]["extra"];
+    let ins = extra["swap_ins_per_touch"].as_f64().expect("swap ins");
+    assert!((0.45..0.85).contains(&ins), "about 62% of touches swap a page in: {extra}");
+    assert_eq!(extra["file_backed"].as_f64(), Some(0.0));
+    assert_eq!(swaps(), before, "the cell's zram swap is gone");
+    assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
 }
 
 #[test]
@@ -94,6 +123,7 @@ fn a_killed_paging_run_is_cleaned_up_by_the_next_one() {
         return;
     }
     let _m = machine_lock();
+    let before = swaps();
     let sb = Sandbox::new();
     let work = sb.dir.path().join("work");
     std::fs::create_dir_all(&work).expect("work");
@@ -138,6 +168,7 @@ fn a_killed_paging_run_is_cleaned_up_by_the_next_one() {
     assert!(o.status.success(), "{t}");
     assert!(t.contains("removed cgroup") && t.contains("left by a racehorse run that was killed"), "{t}");
     assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
+    assert_eq!(swaps(), before, "a zram swap of the killed cell is gone too");
     let left: Vec<_> = std::fs::read_dir(&work).expect("work").flatten().map(|e| e.file_name()).collect();
     assert!(left.is_empty(), "the killed run's cell directory is gone: {left:?}");
 }

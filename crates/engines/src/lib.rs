@@ -47,6 +47,9 @@ pub struct MemoryLimit {
     pub bytes: u64,
     /// Pages over the limit may go to swap (anonymous memory); else swap is limited too.
     pub allow_swap: bool,
+    /// A zram swap device of this many bytes for the cell (set up before the limit, removed
+    /// after it; root).
+    pub zram_bytes: Option<u64>,
 }
 
 /// Everything an engine gets to prepare one cell.

@@ -207,6 +207,33 @@ impl Guard {
         self.memory_limit.as_ref()
     }
 
+    /// Sets up a zram swap device of `bytes` (a free zramN, or one added through zram-control)
+    /// and turns it on, recorded in the state file first; `remove_zram_swap`, `restore` and
+    /// `recover` take it away. Returns the device path.
+    pub fn zram_swap(&mut self, bytes: u64) -> Result<PathBuf, MachineError> {
+        self.remove_zram_swap()?;
+        let z = crate::zram::pick(&self.root)?;
+        self.saved.zram = Some(z.clone());
+        state::store(&self.state_file, &self.saved)?;
+        crate::zram::setup(&self.root, &z, bytes).inspect_err(|_| {
+            if let Err(undo) = self.remove_zram_swap() {
+                eprintln!("racehorse: could not undo the zram swap: {undo}");
+            }
+        })
+    }
+
+    /// Turns the zram swap of `zram_swap` off and resets the device (if there is one).
+    pub fn remove_zram_swap(&mut self) -> Result<(), MachineError> {
+        let Some(z) = &self.saved.zram else { return Ok(()) };
+        crate::zram::undo(&self.root, z)?;
+        self.saved.zram = None;
+        if self.saved.is_empty() {
+            state::remove(&self.state_file)
+        } else {
+            state::store(&self.state_file, &self.saved)
+        }
+    }
+
     /// Ends the memory limit now (the process moves back, the cgroup goes), keeping every
     /// other saved setting: the end of one cell that ran under its own limit.
     pub fn remove_memory_limit(&mut self) -> Result<(), MachineError> {

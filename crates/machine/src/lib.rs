@@ -21,6 +21,7 @@ mod state;
 #[cfg(test)]
 mod testutil;
 pub mod vmstat;
+pub mod zram;
 
 pub use cgroup::{detect_memory_cgroup, CgroupLimit, MemoryCgroup, MIN_LIMIT_BYTES};
 pub use cpuctl::{detect_method, online_cpus, parse_cpu_list, possible_cpus, CpuMethod};

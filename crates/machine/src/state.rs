@@ -31,6 +31,9 @@ pub(crate) struct SavedState {
     /// After-commands of `Guard::run_command` still to run (last one first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// A zram device made swap by `Guard::zram_swap`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zram: Option<crate::zram::SavedZram>,
 }
 
 /// One sysfs file changed by `Guard::set_files`.
@@ -54,6 +57,7 @@ impl SavedState {
             && self.cgroup.is_none()
             && self.files.is_empty()
             && self.commands.is_empty()
+            && self.zram.is_none()
     }
 }
 
@@ -181,6 +185,16 @@ pub(crate) fn restore_saved(
                 done.push(msg);
             }
             Err(e) => first_err = Some(e),
+        }
+    }
+    // After the cgroup: swapoff reads the pages back into whatever memory their owners have.
+    if let Some(z) = &state.zram {
+        match crate::zram::undo(root, z) {
+            Ok(msg) => {
+                state.zram = None;
+                done.push(msg);
+            }
+            Err(e) => first_err = first_err.or(Some(e)),
         }
     }
     let mut cpus: Vec<(u32, String)> = state.online.iter().map(|(c, v)| (*c, v.clone())).collect();

@@ -15,6 +15,7 @@ use racehorse_engines::{
 };
 use racehorse_machine::guard::Guard;
 use racehorse_machine::procstat::{cpu_usage, user_hz};
+use racehorse_machine::MachineError;
 use racehorse_machine::SysRoot;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -189,15 +190,31 @@ impl Runner {
                 l.limit_bytes >> 20
             )));
         }
-        let set = guard
-            .limit_memory_swap(limit.bytes, limit.allow_swap)
-            .map_err(|e| EngineError::Failed(format!("cannot set the cell's memory limit: {e}")))?;
-        result.extra.insert("mem_limit_bytes".into(), set.limit_bytes as f64);
-        let outcome = f(result);
-        let removed = guard
-            .remove_memory_limit()
-            .map_err(|e| EngineError::Failed(format!("removing the cell's memory limit: {e}")));
-        outcome.and(removed)
+        fn failed(what: &'static str) -> impl Fn(MachineError) -> EngineError {
+            move |e| EngineError::Failed(format!("{what}: {e}"))
+        }
+        let outcome = Self::cell_swap(guard, limit.zram_bytes)
+            .and_then(|()| {
+                guard
+                    .limit_memory_swap(limit.bytes, limit.allow_swap)
+                    .map_err(failed("cannot set the cell's memory limit"))
+            })
+            .and_then(|set| {
+                result.extra.insert("mem_limit_bytes".into(), set.limit_bytes as f64);
+                f(result)
+            });
+        let removed = guard.remove_memory_limit().map_err(failed("removing the cell's memory limit"));
+        let swap_off = guard.remove_zram_swap().map_err(failed("removing the cell's zram swap"));
+        outcome.and(removed).and(swap_off)
+    }
+
+    /// Sets up the cell's zram swap, if it wants one.
+    fn cell_swap(guard: &mut Guard, bytes: Option<u64>) -> Result<(), EngineError> {
+        let Some(bytes) = bytes else { return Ok(()) };
+        guard
+            .zram_swap(bytes)
+            .map(|_| ())
+            .map_err(|e| EngineError::Failed(format!("cannot set up the cell's zram swap: {e}")))
     }
 
     fn prepare_and_run(

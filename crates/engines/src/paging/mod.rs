@@ -1,7 +1,8 @@
 //! The `paging` engine, seed 001's thrasher: one or more threads touch pages of a region
 //! uniformly at random while the racehorse process is held to a memory limit below the
 //! region's size (a memory cgroup the runner sets for the cell), so most touches fault and
-//! the kernel keeps moving pages in and out. A unit is one touch; the engine also reports the
+//! the kernel keeps moving pages in and out (to swap, a zram swap made for the cell, or the
+//! region's file). A unit is one touch; the engine also reports the
 //! pages moved per touch from /proc/vmstat at the window's edges, and `n_page_moved` so the
 //! runner adds the CPU per page moved (total and kernel).
 
@@ -14,6 +15,7 @@ use crate::{
 use racehorse_core::WorkUnit;
 use racehorse_machine::meminfo::read_meminfo;
 use racehorse_machine::vmstat::{read_vmstat, VmStat};
+use racehorse_machine::zram::zram_available;
 use racehorse_machine::SysRoot;
 use region::{page_size, Region, Rng};
 use std::path::Path;
@@ -37,10 +39,12 @@ const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "backing",
-        kind: OptKind::Choice(&["auto", "anon", "file"]),
+        kind: OptKind::Choice(&["auto", "anon", "zram", "file"]),
         default: "auto",
-        help: "anon: anonymous memory paged to swap (needs swap or zram); file: a shared mapping of a \
-               file in the work directory, paged from the disk; auto: anon when swap is on, else file",
+        help: "anon: anonymous memory paged to the machine's swap; zram: the same, to a zram swap device \
+               racehorse sets up for the cell and removes; file: a shared mapping of a file in the work \
+               directory, paged from the disk; auto: anon when swap is on, else zram when the module \
+               is loaded, else file",
     },
     OptionSpec {
         name: "writes",
@@ -60,6 +64,7 @@ const OPTIONS: &[OptionSpec] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Backing {
     Anon,
+    Zram,
     File,
 }
 
@@ -96,10 +101,13 @@ fn memory_filesystem(dir: &Path) -> bool {
 
 fn setup(ctx: &CellContext) -> Result<Setup, EngineError> {
     let swap = swap_on();
+    let zram = zram_available(&SysRoot::host());
     let backing = match ctx.get_str("backing")? {
         "anon" => Backing::Anon,
+        "zram" => Backing::Zram,
         "file" => Backing::File,
         _ if swap => Backing::Anon,
+        _ if zram => Backing::Zram,
         _ => Backing::File,
     };
     let s = Setup {
@@ -120,6 +128,11 @@ fn setup(ctx: &CellContext) -> Result<Setup, EngineError> {
         return Err(EngineError::Usage(
             "paging: backing=anon needs swap (none is on: see swapon --show; zram works), or use backing=file"
                 .into(),
+        ));
+    }
+    if s.backing == Backing::Zram && !zram {
+        return Err(EngineError::Usage(
+            "paging: backing=zram needs the zram module (modprobe zram), or use backing=file".into(),
         ));
     }
     if s.backing == Backing::File && !swap && memory_filesystem(&ctx.work_dir) {
@@ -169,13 +182,16 @@ impl Engine for Paging {
     }
     fn memory_limit(&self, ctx: &CellContext) -> Result<Option<MemoryLimit>, EngineError> {
         let s = setup(ctx)?;
-        Ok(Some(MemoryLimit { bytes: s.limit, allow_swap: s.backing == Backing::Anon }))
+        let anon = s.backing != Backing::File;
+        // Room for every page of the region (random data barely compresses).
+        let zram_bytes = (s.backing == Backing::Zram).then_some(s.region);
+        Ok(Some(MemoryLimit { bytes: s.limit, allow_swap: anon, zram_bytes }))
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         let s = setup(ctx)?;
         let len = (s.region as usize / page_size()) * page_size();
         let region = match s.backing {
-            Backing::Anon => Region::anonymous(len)?,
+            Backing::Anon | Backing::Zram => Region::anonymous(len)?,
             Backing::File => Region::file_backed(&ctx.work_dir.join("paging.dat"), len)?,
         };
         Ok(Box::new(Cell { setup: s, region }))

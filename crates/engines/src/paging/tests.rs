@@ -44,7 +44,7 @@ fn touches_are_counted_and_moves_reported_per_touch() {
     let c = ctx(dir.path(), &opts);
     assert_eq!(
         Paging.memory_limit(&c).expect("limit"),
-        Some(MemoryLimit { bytes: 4 << 20, allow_swap: false }),
+        Some(MemoryLimit { bytes: 4 << 20, allow_swap: false, zram_bytes: None }),
         "a file-backed region pages to its file, so swap stays limited"
     );
     let t = run(&c);
@@ -64,12 +64,24 @@ fn impossible_settings_are_refused_with_the_reason() {
     let e = setup(&ctx(dir.path(), &[("limit", Value::Int(480 << 20))])).expect_err("limit = region");
     assert!(e.to_string().contains("must be below region"), "{e}");
     let anon = setup(&ctx(dir.path(), &[("backing", Value::Str("anon".into()))]));
+    let zram = zram_available(&SysRoot::host());
+    let auto = setup(&ctx(dir.path(), &[])).expect("auto").backing;
     if swap_on() {
         assert_eq!(anon.expect("swap is on").backing, Backing::Anon);
+        assert_eq!(auto, Backing::Anon);
     } else {
         let e = anon.expect_err("anon without swap");
         assert!(e.to_string().contains("backing=file"), "{e}");
-        assert_eq!(setup(&ctx(dir.path(), &[])).expect("auto").backing, Backing::File, "auto picks file");
+        assert_eq!(
+            auto,
+            if zram { Backing::Zram } else { Backing::File },
+            "auto: zram where it can, else file"
+        );
+    }
+    if zram {
+        let c = ctx(dir.path(), &[("backing", Value::Str("zram".into()))]);
+        let want = MemoryLimit { bytes: 180 << 20, allow_swap: true, zram_bytes: Some(480 << 20) };
+        assert_eq!(Paging.memory_limit(&c).expect("limit"), Some(want), "a zram swap as large as the region");
     }
 }
 
