@@ -4,6 +4,7 @@ mod command_cli;
 mod common;
 mod compare_cli;
 mod disk_cli;
+mod micro_cli;
 mod paging_cli;
 mod plugd_cli;
 mod profile_cli;

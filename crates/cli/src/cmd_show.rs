@@ -124,10 +124,16 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
         }
         groups.entry(key).or_default().push(c);
     }
-    let mut workloads: Vec<String> = order.iter().map(|k| k.0.clone()).collect();
-    workloads.dedup();
-    for w in workloads {
-        let unit = cells.iter().find(|c| c.spec.workload == w).map(|c| c.unit).unwrap_or(WorkUnit::Ops);
+    // One table per workload and unit (micro counts bytes for bandwidths, ops for latencies).
+    let unit_of = |k: &(String, String, String)| groups[k].first().map(|c| c.unit).unwrap_or(WorkUnit::Ops);
+    let mut tables: Vec<(String, WorkUnit)> = Vec::new();
+    for k in &order {
+        let t = (k.0.clone(), unit_of(k));
+        if !tables.contains(&t) {
+            tables.push(t);
+        }
+    }
+    for (w, unit) in tables {
         let v = unit_view(unit);
         println!(
             "\n{w} (throughput in {}, CPU per unit in {}; medians over repetitions)",
@@ -149,7 +155,8 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
             "failed",
         ];
         let mut t = Table::new(&head, 3);
-        let rows: Vec<&(String, String, String)> = order.iter().filter(|k| k.0 == w).collect();
+        let rows: Vec<&(String, String, String)> =
+            order.iter().filter(|k| k.0 == w && unit_of(k) == unit).collect();
         for (row, key) in rows.iter().enumerate() {
             let all = &groups[key];
             let ok: Vec<&CellResult> = all.iter().copied().filter(|c| c.status == CellStatus::Ok).collect();

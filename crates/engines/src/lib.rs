@@ -11,6 +11,7 @@ pub mod diskio;
 pub mod error;
 pub mod fileserver;
 pub mod fio;
+pub mod micro;
 pub mod null;
 pub mod options;
 pub mod paging;
@@ -98,6 +99,11 @@ pub trait Engine: Send + Sync {
     fn about(&self) -> &'static str;
     /// The unit of the primary count (throughput = units/s, CPU per unit).
     fn unit(&self) -> WorkUnit;
+    /// The unit of one cell, for engines whose cells count different things (micro: bytes for
+    /// bandwidths, operations for latencies); `unit()` by default.
+    fn unit_for(&self, _spec: &CellSpec) -> WorkUnit {
+        self.unit()
+    }
     /// The area of the seeds' summary table this workload belongs to ("File server",
     /// "Kernel functions", "Disk I/O" …).
     fn area(&self) -> &'static str {

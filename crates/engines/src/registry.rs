@@ -12,6 +12,7 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::smallread::SmallRead,
         &crate::paging::Paging,
         &crate::command::CommandEngine,
+        &crate::micro::Micro,
         &crate::null::Null,
     ]
 }

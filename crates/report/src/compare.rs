@@ -279,6 +279,9 @@ pub fn describe(groups: &BTreeMap<GroupKey, Group<'_>>) -> String {
         .join(", ")
 }
 
+/// A table's identity: workload, variant and unit.
+type TableKey = (String, String, &'static str);
+
 fn build_tables(
     base: &BTreeMap<GroupKey, Group<'_>>,
     news: &[BTreeMap<GroupKey, Group<'_>>],
@@ -286,15 +289,19 @@ fn build_tables(
     area_of: &dyn Fn(&str) -> String,
 ) -> Vec<WorkloadTable> {
     // Rows per (workload, variant), in key order.
-    let mut by_table: BTreeMap<(String, String), Vec<(&GroupKey, &Group<'_>)>> = BTreeMap::new();
+    // Per (workload, variant, unit): an engine may count bytes in some cells, ops in others.
+    let mut by_table: BTreeMap<TableKey, Vec<(&GroupKey, &Group<'_>)>> = BTreeMap::new();
     for (k, g) in base {
         if news.iter().any(|n| n.contains_key(k)) {
-            by_table.entry((k.workload.clone(), k.variant.clone())).or_default().push((k, g));
+            by_table
+                .entry((k.workload.clone(), k.variant.clone(), g.unit.as_str()))
+                .or_default()
+                .push((k, g));
         }
     }
     by_table
         .into_iter()
-        .map(|((workload, variant), groups)| {
+        .map(|((workload, variant, _), groups)| {
             let (columns, constant) = split_params(groups.iter().map(|(k, _)| &k.params));
             let rows = groups
                 .iter()

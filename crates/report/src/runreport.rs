@@ -71,13 +71,15 @@ pub fn run_report(side: &Side, noisy_cv: f64, area_of: &dyn Fn(&str) -> String) 
         side.cells.iter().filter(|c| side.variant.iter().all(|v| &c.spec.variant == v)).collect();
     let overall = overall_cells(cells.iter().copied());
     let groups = group_cells(cells.into_iter().chain(&overall), true);
-    let mut by_table: BTreeMap<(String, String), Vec<_>> = BTreeMap::new();
+    // One table per workload, variant and unit (an engine may count bytes in some cells and
+    // operations in others, as micro does).
+    let mut by_table: BTreeMap<(String, String, &str), Vec<_>> = BTreeMap::new();
     for (k, g) in &groups {
-        by_table.entry((k.workload.clone(), k.variant.clone())).or_default().push(g);
+        by_table.entry((k.workload.clone(), k.variant.clone(), g.unit.as_str())).or_default().push(g);
     }
     let tables = by_table
         .into_iter()
-        .map(|((workload, variant), gs)| {
+        .map(|((workload, variant, _), gs)| {
             let (columns, constant) = split_params(gs.iter().map(|g| &g.params));
             let rows: Vec<RunRow> = gs
                 .iter()

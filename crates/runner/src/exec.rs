@@ -111,7 +111,7 @@ impl Runner {
     ) -> Result<CellResult, String> {
         let engine =
             find(&cell.spec.workload).ok_or_else(|| format!("unknown workload {}", cell.spec.workload))?;
-        let mut result = CellResult::empty(cell.spec.clone(), engine.unit());
+        let mut result = CellResult::empty(cell.spec.clone(), engine.unit_for(&cell.spec));
         result.cpus_online = cell.cpus;
         result.settings = vs.settings.clone();
         if let Some(e) = &vs.error {

@@ -21,7 +21,48 @@ pub const PRESETS: &[(&str, &str)] = &[
         "seed 003: fileserver with ipc=mq over 10 client counts (scaled to the machine), without hotplug \
          and under racehorse plugd with two settings (cpu_min, cpu_max, update); 30 s windows, 2 reps (root)",
     ),
+    (
+        "lmbench",
+        "seed 000's lmbench table with the micro engine: kernel latencies, select over 10-500 descriptors, bandwidths and \
+         the memory chase inside each cache level and main memory, the cache sweep; 1 rep (< 1 min)",
+    ),
 ];
+
+/// The cache levels of this machine (sysfs) as `level` values, then main memory.
+fn micro_levels() -> Vec<String> {
+    let found = racehorse_engines::micro::caches::from_sysfs(&racehorse_machine::SysRoot::host(), 0)
+        .unwrap_or_default();
+    let mut v: Vec<String> = found.iter().map(|l| format!("l{}", l.level)).collect();
+    v.dedup();
+    v.push("mem".into());
+    v
+}
+
+/// seed 000's lmbench rows as one suite, levels as found here.
+fn micro(levels: &[String]) -> String {
+    let latencies: Vec<&str> = racehorse_engines::micro::BENCHES
+        .iter()
+        .copied()
+        .filter(|b| {
+            !b.starts_with("bw_") && !b.contains("_rd") && !b.starts_with("chase") && !b.starts_with("select")
+        })
+        .filter(|b| *b != "caches")
+        .collect();
+    let bandwidths: Vec<&str> = racehorse_engines::micro::BENCHES
+        .iter()
+        .copied()
+        .filter(|b| b.starts_with("bw_") || b.contains("_rd"))
+        .collect();
+    format!(
+        "name = \"lmbench\"\nruntime = \"1s\"\nwarmup = \"0s\"\nreps = 1\ndrop_caches = false\n\n\
+         [[workload]]\nengine = \"micro\"\nbench = {latencies:?}\n\n\
+         [[workload]]\nengine = \"micro\"\nbench = [\"select_file\", \"select_tcp\"]\nfds = [10, 100, 250, 500]\n\n\
+         [[workload]]\nengine = \"micro\"\nbench = {bandwidths:?}\nlevel = {levels:?}\n\n\
+         [[workload]]\nengine = \"micro\"\nbench = \"chase\"\nlevel = {levels:?}\n\n\
+         [[workload]]\nengine = \"micro\"\nbench = \"chase_rand\"\nstride = 16\nlevel = {levels:?}\n\n\
+         [[workload]]\nengine = \"micro\"\nbench = \"caches\"\n"
+    )
+}
 
 /// seed 003's client counts (1..40 on up to 16 CPUs), scaled to `all` CPUs (at least a
 /// quarter of them), distinct.
@@ -90,6 +131,7 @@ pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
         ),
         "disk-configs" => disk_configs(),
         "hotplug" => hotplug(all_cpus),
+        "lmbench" => micro(&micro_levels()),
         "disk-regression" => "name = \"disk-regression\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\n\n\
              [[workload]]\nengine = \"diskio\"\n\
              phase = [\"write\", \"rewrite\", \"read\", \"reread\", \"randread\", \"randwrite\"]\n\
