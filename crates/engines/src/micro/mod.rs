@@ -6,6 +6,7 @@
 
 pub mod caches;
 pub mod chase;
+mod child;
 mod files;
 pub mod mem;
 mod pipes;

@@ -7,13 +7,18 @@ use super::run::{timed, Setup};
 use super::syscalls::Body;
 use crate::{Control, Recorder, WorkerStats};
 use racehorse_machine::SysRoot;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// What one cell measured.
+/// What one cell measured (sent from the measuring child to the runner as JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Outcome {
     /// Operations (latency, chase) or bytes (bandwidth) per second.
     per_s: f64,
     extra: BTreeMap<String, f64>,
+    /// Remarks for the user (cache levels the curve disagrees with).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 impl Outcome {
@@ -25,13 +30,6 @@ impl Outcome {
             rec.set_extra(&k, v);
         }
     }
-}
-
-fn windowed<T>(ctl: &Control, f: impl FnOnce() -> T) -> T {
-    ctl.begin_measure();
-    let out = f();
-    ctl.end_measure();
-    out
 }
 
 /// The benchmark's cost from its own time `t` and its baselines' `b` (ns per operation):
@@ -48,11 +46,9 @@ fn net_ns(bench: &str, t: f64, b: &[f64]) -> f64 {
 }
 
 /// µs per operation, baselines subtracted.
-pub(crate) fn latency(ctl: &Control, s: &Setup, body: &mut Body, bases: Vec<Body>) -> Outcome {
-    let (t, b): (_, Vec<f64>) = windowed(ctl, || {
-        let t = timed(&s.method, body);
-        (t, bases.into_iter().map(|mut b| timed(&s.method, &mut b).ns_per_op).collect())
-    });
+pub(crate) fn latency(s: &Setup, body: &mut Body, bases: Vec<Body>) -> Outcome {
+    let t = timed(&s.method, body);
+    let b: Vec<f64> = bases.into_iter().map(|mut b| timed(&s.method, &mut b).ns_per_op).collect();
     let ns = net_ns(&s.bench, t.ns_per_op, &b).max(1e-3);
     let mut extra = BTreeMap::from([
         ("latency_us".to_string(), ns / 1e3),
@@ -62,52 +58,43 @@ pub(crate) fn latency(ctl: &Control, s: &Setup, body: &mut Body, bases: Vec<Body
     for (i, v) in b.iter().enumerate() {
         extra.insert(format!("baseline{}_us", i + 1), v / 1e3);
     }
-    Outcome { per_s: 1e9 / ns, extra }
+    Outcome { per_s: 1e9 / ns, extra, notes: Vec::new() }
 }
 
 /// MB/s (10^6 bytes) of `bytes` per iteration.
-pub(crate) fn bandwidth(ctl: &Control, s: &Setup, body: &mut Body, bytes: u64) -> Outcome {
-    let t = windowed(ctl, || timed(&s.method, body));
+pub(crate) fn bandwidth(s: &Setup, body: &mut Body, bytes: u64) -> Outcome {
+    let t = timed(&s.method, body);
     let per_s = bytes as f64 * 1e9 / t.ns_per_op.max(1e-3);
     let extra =
         BTreeMap::from([("mb_per_s".to_string(), per_s / 1e6), ("size_bytes".to_string(), s.size as f64)]);
-    Outcome { per_s, extra }
+    Outcome { per_s, extra, notes: Vec::new() }
 }
 
 /// ns per dependent load (the minimum of the tries).
-pub(crate) fn chase(ctl: &Control, s: &Setup, body: &mut Body) -> Outcome {
-    let t = windowed(ctl, || timed(&s.method, body));
+pub(crate) fn chase(s: &Setup, body: &mut Body) -> Outcome {
+    let t = timed(&s.method, body);
     let ns = t.ns_per_op.max(1e-3);
     let extra = BTreeMap::from([("latency_ns".to_string(), ns), ("size_bytes".to_string(), s.size as f64)]);
-    Outcome { per_s: 1e9 / ns, extra }
+    Outcome { per_s: 1e9 / ns, extra, notes: Vec::new() }
 }
 
 /// The random chase over lmbench's size series up to max(size, 4 × the largest cache): every point
 /// (`chase_ns_<KiB>k`), the cache boundaries found in the curve and those of sysfs, and
 /// their disagreements (printed, and counted in `disagreements`).
-pub(crate) fn caches(
-    ctl: &Control,
-    s: &Setup,
-    make: &dyn Fn(usize) -> Result<Body, String>,
-) -> Result<Outcome, String> {
+pub(crate) fn caches(s: &Setup, make: &dyn Fn(usize) -> Result<Body, String>) -> Result<Outcome, String> {
     let levels = caches::from_sysfs(&SysRoot::host(), 0)?;
     let largest = levels.iter().map(|l| l.size_bytes as usize).max().unwrap_or(0);
     let top = s.size.max(4 * largest);
-    let sizes: Vec<usize> = super::chase::sizes(top).into_iter().filter(|z| *z >= 2 * s.stride).collect();
-    let mut bodies = Vec::new();
-    for z in &sizes {
-        bodies.push(make(*z)?);
+    let mut points: Vec<(usize, f64)> = Vec::new();
+    // One ring at a time: all of them at once would hold twice the top size.
+    for z in super::chase::sizes(top).into_iter().filter(|z| *z >= 2 * s.stride) {
+        let mut body = make(z)?;
+        points.push((z, timed(&s.method, &mut body).ns_per_op));
     }
-    let points: Vec<(usize, f64)> = windowed(ctl, || {
-        sizes.iter().zip(bodies.iter_mut()).map(|(z, b)| (*z, timed(&s.method, b).ns_per_op)).collect()
-    });
     // Rings of a few lines time the loop more than the cache: steps start at 4 KiB.
     let curve: Vec<(usize, f64)> = points.iter().copied().filter(|(z, _)| *z >= 4096).collect();
     let found = caches::detect_boundaries(&curve, 1.3);
-    let disagree = caches::cross_check(&levels, &found);
-    for d in &disagree {
-        eprintln!("micro caches: {d}");
-    }
+    let notes = caches::cross_check(&levels, &found);
     let mut extra: BTreeMap<String, f64> =
         points.iter().map(|(z, ns)| (format!("chase_ns_{}k", z / 1024), *ns)).collect();
     for l in &levels {
@@ -116,9 +103,9 @@ pub(crate) fn caches(
     for (i, b) in found.iter().enumerate() {
         extra.insert(format!("detected_{}_bytes", i + 1), *b as f64);
     }
-    extra.insert("disagreements".into(), disagree.len() as f64);
+    extra.insert("disagreements".into(), notes.len() as f64);
     let main_ns = points.last().map(|p| p.1).unwrap_or(f64::NAN).max(1e-3);
-    Ok(Outcome { per_s: 1e9 / main_ns, extra })
+    Ok(Outcome { per_s: 1e9 / main_ns, extra, notes })
 }
 
 #[cfg(test)]

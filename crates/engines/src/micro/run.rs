@@ -5,9 +5,10 @@
 use super::caches::{self, Level};
 use super::chase::Chase;
 use super::mem::{MemBench, MemOp};
+use super::record::Outcome;
 use super::syscalls::Body;
 use super::timing::{self, Method, Timed};
-use super::{files, kind_of, pipes, procs, record, syscalls, Kind};
+use super::{child, files, kind_of, pipes, procs, record, syscalls, Kind};
 use crate::{CellContext, Control, EngineError, Recorder, Workload};
 use racehorse_machine::SysRoot;
 use std::hint::black_box;
@@ -199,29 +200,39 @@ impl Drop for Pinned {
 impl Workload for Cell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
         let _pin = Pinned::to_last_cpu();
-        let skipped =
-            |e: String| EngineError::Failed(format!("skipped: {} cannot run here: {e}", self.setup.bench));
-        let s = &self.setup;
-        let out = match kind_of(&s.bench) {
-            Kind::Latency => {
-                let (mut body, base) = latency_bodies(s, &self.dir).map_err(skipped)?;
-                record::latency(ctl, s, &mut body, base)
-            }
-            Kind::Bandwidth => {
-                let (mut body, bytes) = bandwidth_body(s, &self.dir).map_err(skipped)?;
-                record::bandwidth(ctl, s, &mut body, bytes)
-            }
-            Kind::Chase if s.bench == "caches" => {
-                record::caches(ctl, s, &|size| chase_body(size, s)).map_err(skipped)?
-            }
-            Kind::Chase => {
-                let mut body = chase_body(s.size, s).map_err(skipped)?;
-                record::chase(ctl, s, &mut body)
-            }
-        };
+        let (s, dir) = (&self.setup, &self.dir);
+        ctl.begin_measure();
+        let measured = child::in_child(|| measure(s, dir));
+        ctl.end_measure();
+        let out = measured.map_err(|e| {
+            ctl.stop();
+            EngineError::Failed(format!("skipped: {} cannot run here: {e}", s.bench))
+        })?;
+        for n in &out.notes {
+            eprintln!("micro {}: {n}", s.bench);
+        }
         out.submit(ctl, rec);
         Ok(())
     }
+}
+
+/// Builds the benchmark's bodies and times them (in the measuring child).
+fn measure(s: &Setup, dir: &Path) -> Result<Outcome, String> {
+    Ok(match kind_of(&s.bench) {
+        Kind::Latency => {
+            let (mut body, base) = latency_bodies(s, dir)?;
+            record::latency(s, &mut body, base)
+        }
+        Kind::Bandwidth => {
+            let (mut body, bytes) = bandwidth_body(s, dir)?;
+            record::bandwidth(s, &mut body, bytes)
+        }
+        Kind::Chase if s.bench == "caches" => record::caches(s, &|size| chase_body(size, s))?,
+        Kind::Chase => {
+            let mut body = chase_body(s.size, s)?;
+            record::chase(s, &mut body)
+        }
+    })
 }
 
 /// Times `body`, subtracting the loop's cost per iteration.
