@@ -2,7 +2,7 @@
 //! axis substituted into its arguments, a suite with a JSON path, and the failures (exit
 //! code and output kept with the cell, usage errors before anything runs).
 
-use crate::common::{text, Sandbox};
+use crate::common::{machine_lock, text, Sandbox};
 
 fn export(sb: &Sandbox, label: &str) -> serde_json::Value {
     serde_json::from_slice(&sb.run(&["export", label, "--format", "json"]).stdout).expect("json")
@@ -10,6 +10,8 @@ fn export(sb: &Sandbox, label: &str) -> serde_json::Value {
 
 #[test]
 fn a_program_after_the_dashes_is_measured_on_an_axis() {
+    // Runs as root share the machine's restore state with the machine tests.
+    let _m = machine_lock();
     let sb = Sandbox::new();
     let o = sb.run(&[
         "run",
@@ -42,6 +44,8 @@ fn a_program_after_the_dashes_is_measured_on_an_axis() {
 
 #[test]
 fn a_suite_reads_json_and_failures_keep_the_exit_code_and_output() {
+    // Runs as root share the machine's restore state with the machine tests.
+    let _m = machine_lock();
     let sb = Sandbox::new();
     let suite = sb.dir.path().join("cmd.toml");
     std::fs::write(
@@ -63,6 +67,8 @@ fn a_suite_reads_json_and_failures_keep_the_exit_code_and_output() {
 
 #[test]
 fn usage_errors_stop_before_anything_runs() {
+    // Runs as root share the machine's restore state with the machine tests.
+    let _m = machine_lock();
     let sb = Sandbox::new();
     for (args, says) in [
         (vec!["run", "command", "--", "true"], "give regex or json"),

@@ -2,7 +2,7 @@
 //! tables per unit with lmbench's figures, compared between runs, and bad names or levels
 //! refused with the valid choices.
 
-use crate::common::{text, Sandbox};
+use crate::common::{machine_lock, text, Sandbox};
 
 fn micro(sb: &Sandbox, label: &str) -> std::process::Output {
     sb.run(&[
@@ -25,6 +25,8 @@ fn micro(sb: &Sandbox, label: &str) -> std::process::Output {
 
 #[test]
 fn latencies_and_bandwidths_are_stored_shown_and_compared() {
+    // Runs as root share the machine's restore state with the machine tests.
+    let _m = machine_lock();
     let sb = Sandbox::new();
     for label in ["a", "b"] {
         let o = micro(&sb, label);
@@ -50,6 +52,8 @@ fn latencies_and_bandwidths_are_stored_shown_and_compared() {
 
 #[test]
 fn unknown_benchmarks_and_missing_levels_are_refused() {
+    // Runs as root share the machine's restore state with the machine tests.
+    let _m = machine_lock();
     let sb = Sandbox::new();
     let o = sb.run(&["run", "micro", "-o", "bench=nope", "--quiet"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
@@ -67,6 +71,8 @@ fn unknown_benchmarks_and_missing_levels_are_refused() {
 
 #[test]
 fn the_lmbench_preset_plans_every_benchmark() {
+    // Runs as root share the machine's restore state with the machine tests.
+    let _m = machine_lock();
     let sb = Sandbox::new();
     let o = sb.run(&["run", "lmbench", "--dry-run"]);
     assert!(o.status.success(), "{}", text(&o));

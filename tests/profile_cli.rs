@@ -62,6 +62,8 @@ fn profiles_are_stored_shown_and_compared() {
 
 #[test]
 fn a_run_without_profile_stores_none() {
+    // Runs as root share the machine's restore state with the machine tests.
+    let _m = machine_lock();
     let sb = Sandbox::new();
     let o = sb.run(&["run", "null", "--label", "n", "--runtime", "100ms", "--warmup", "0s", "--quiet"]);
     assert!(o.status.success(), "{}", text(&o));
