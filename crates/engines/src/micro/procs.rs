@@ -11,6 +11,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 static CAUGHT: AtomicU64 = AtomicU64::new(0);
 /// Faults on the benchmark's page taken by on_segv.
 static FAULTS: AtomicU64 = AtomicU64::new(0);
+/// x86_64: the handler lets the store fault again until FAULTS reaches this, then steps over
+/// it (lat_sig prot: the same store faults over and over until the interval ends).
+static FAULT_TARGET: AtomicU64 = AtomicU64::new(0);
 /// The page the protection-fault benchmark writes to (0 = none).
 static PROT_PAGE: AtomicUsize = AtomicUsize::new(0);
 
@@ -46,12 +49,14 @@ extern "C" fn on_segv(_: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc
     // SAFETY: the ucontext the kernel passes; mprotect and signal are async-signal-safe.
     unsafe {
         if page != 0 && (page..page + 4096).contains(&addr) {
-            FAULTS.fetch_add(1, Ordering::Relaxed);
+            let taken = FAULTS.fetch_add(1, Ordering::Relaxed) + 1;
             #[cfg(target_arch = "x86_64")]
-            {
+            if taken >= FAULT_TARGET.load(Ordering::Relaxed) {
                 let uc = ctx.cast::<libc::ucontext_t>();
                 (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] += STORE_LEN;
             }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = taken;
             #[cfg(not(target_arch = "x86_64"))]
             {
                 let _ = ctx;
@@ -166,9 +171,9 @@ impl Drop for Page {
     }
 }
 
-/// prot_fault: a write to a read-only page, caught by a SIGSEGV handler. On x86_64 the
-/// handler steps over the store and the loop is just fault + delivery + return (`baseline`:
-/// the loop without the store, nearly nothing). Elsewhere the handler makes the page
+/// prot_fault: a write to a read-only page, caught by a SIGSEGV handler. On x86_64, as
+/// lat_sig prot, one store faults `n` times: the handler returns to it until the n-th fault,
+/// then steps over it (`baseline`: nothing to do). Elsewhere the handler makes the page
 /// writable and the loop protects it again each time; `baseline` then does the two mprotect
 /// calls by hand, to subtract.
 pub fn prot_fault(baseline: bool) -> Result<Body, String> {
@@ -198,16 +203,19 @@ pub fn prot_fault(baseline: bool) -> Result<Body, String> {
     Ok(Box::new(move |n| {
         let (_g, page) = (&guard, &page);
         let base = page.0;
+        if cfg!(target_arch = "x86_64") {
+            if !baseline && n > 0 {
+                // One store, n faults: the handler returns to it n - 1 times, then steps over.
+                FAULT_TARGET.store(FAULTS.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+                // SAFETY: our page; on_segv handles every fault on it.
+                unsafe { faulting_store(base) };
+            }
+            return;
+        }
         for _ in 0..n {
-            // SAFETY: our page; the store faults into on_segv, which steps over it (x86_64)
-            // or opens the page; the baseline stores only into a page it opened itself.
+            // SAFETY: our page; the store faults into on_segv, which opens the page; the
+            // baseline stores only into a page it opened itself.
             unsafe {
-                if cfg!(target_arch = "x86_64") {
-                    if !baseline {
-                        faulting_store(base);
-                    }
-                    continue;
-                }
                 libc::mprotect(base.cast(), 4096, libc::PROT_READ);
                 if baseline {
                     libc::mprotect(base.cast(), 4096, libc::PROT_READ | libc::PROT_WRITE);
