@@ -3,6 +3,7 @@
 //! load is the latency of whichever level of the memory hierarchy holds the ring.
 
 use super::mem::{page_bytes, PageBuf};
+use crate::diskio::pattern::SplitMix64;
 use std::hint::black_box;
 
 /// lat_mem_rd's smallest size.
@@ -153,27 +154,10 @@ fn seed(size_bytes: usize, stride_bytes: usize) -> u64 {
     0x5eed_1a7e_0c4a_5e00 ^ (size_bytes as u64).rotate_left(17) ^ stride_bytes as u64
 }
 
-/// splitmix64: a small, good-enough generator for shuffles.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform index below `n` (n > 0); the modulo bias is negligible for ring sizes.
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            v.swap(i, self.below(i + 1));
-        }
+/// Fisher-Yates with the engines' deterministic generator.
+fn shuffle<T>(rng: &mut SplitMix64, v: &mut [T]) {
+    for i in (1..v.len()).rev() {
+        v.swap(i, rng.below(i as u64 + 1) as usize);
     }
 }
 
@@ -189,16 +173,16 @@ fn page_hopping_order(
     seed: u64,
     mut visit: impl FnMut(usize),
 ) {
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     let pages = ((len - 1) * stride_bytes) / page_bytes + 1;
     // Page p holds elements starts[p]..starts[p + 1]: those whose offset lies in the page.
     let starts: Vec<usize> = (0..=pages).map(|p| (p * page_bytes).div_ceil(stride_bytes).min(len)).collect();
     let mut elems: Vec<usize> = (0..len).collect();
     for p in 0..pages {
-        rng.shuffle(&mut elems[starts[p]..starts[p + 1]]);
+        shuffle(&mut rng, &mut elems[starts[p]..starts[p + 1]]);
     }
     let mut page_order: Vec<usize> = (0..pages).collect();
-    rng.shuffle(&mut page_order);
+    shuffle(&mut rng, &mut page_order);
     let rounds = (0..pages).map(|p| starts[p + 1] - starts[p]).max().unwrap_or(0);
     for round in 0..rounds {
         for &p in &page_order {

@@ -2,18 +2,13 @@
 //! tenth of it, reading it with read() in 64 KiB chunks (summing every word), and summing
 //! it through a mapping; `open2close` variants open (and map) the file every time.
 
-use super::syscalls::Body;
+use super::syscalls::{c_path, Body};
 use std::ffi::CString;
 use std::hint::black_box;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// read() chunk of bw_file_rd.
 const CHUNK: usize = 64 * 1024;
-
-fn c_path(path: &Path) -> Result<CString, String> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| format!("{} has a NUL byte", path.display()))
-}
 
 fn open_fd(name: &CString, flags: libc::c_int) -> libc::c_int {
     // SAFETY: a valid C path.

@@ -5,6 +5,7 @@
 use super::caches;
 use super::run::{timed, Setup};
 use super::syscalls::Body;
+use super::timing::loop_overhead_ns;
 use crate::{Control, Recorder, WorkerStats};
 use racehorse_machine::SysRoot;
 use serde::{Deserialize, Serialize};
@@ -47,8 +48,10 @@ fn net_ns(bench: &str, t: f64, b: &[f64]) -> f64 {
 
 /// µs per operation, baselines subtracted.
 pub(crate) fn latency(s: &Setup, body: &mut Body, bases: Vec<Body>) -> Outcome {
-    let t = timed(&s.method, body, true);
-    let b: Vec<f64> = bases.into_iter().map(|mut b| timed(&s.method, &mut b, true).ns_per_op).collect();
+    // One reading of the loop's cost serves the body and its baselines.
+    let overhead = loop_overhead_ns();
+    let t = timed(&s.method, body, overhead);
+    let b: Vec<f64> = bases.into_iter().map(|mut b| timed(&s.method, &mut b, overhead).ns_per_op).collect();
     let ns = net_ns(&s.bench, t.ns_per_op, &b).max(1e-3);
     let mut extra = BTreeMap::from([
         ("latency_us".to_string(), ns / 1e3),
@@ -63,7 +66,7 @@ pub(crate) fn latency(s: &Setup, body: &mut Body, bases: Vec<Body>) -> Outcome {
 
 /// MB/s (10^6 bytes) of `bytes` per iteration.
 pub(crate) fn bandwidth(s: &Setup, body: &mut Body, bytes: u64) -> Outcome {
-    let t = timed(&s.method, body, false);
+    let t = timed(&s.method, body, 0.0);
     let per_s = bytes as f64 * 1e9 / t.ns_per_op.max(1e-3);
     let extra =
         BTreeMap::from([("mb_per_s".to_string(), per_s / 1e6), ("size_bytes".to_string(), s.size as f64)]);
@@ -72,7 +75,7 @@ pub(crate) fn bandwidth(s: &Setup, body: &mut Body, bytes: u64) -> Outcome {
 
 /// ns per dependent load (the minimum of the tries).
 pub(crate) fn chase(s: &Setup, body: &mut Body) -> Outcome {
-    let t = timed(&s.method, body, false);
+    let t = timed(&s.method, body, 0.0);
     let ns = t.ns_per_op.max(1e-3);
     let extra = BTreeMap::from([("latency_ns".to_string(), ns), ("size_bytes".to_string(), s.size as f64)]);
     Outcome { per_s: 1e9 / ns, extra, notes: Vec::new() }
@@ -89,7 +92,7 @@ pub(crate) fn caches(s: &Setup, make: &dyn Fn(usize) -> Result<Body, String>) ->
     // One ring at a time: all of them at once would hold twice the top size.
     for z in super::chase::sizes(top).into_iter().filter(|z| *z >= 2 * s.stride) {
         let mut body = make(z)?;
-        points.push((z, timed(&s.method, &mut body, false).ns_per_op));
+        points.push((z, timed(&s.method, &mut body, 0.0).ns_per_op));
     }
     // Rings of a few lines time the loop more than the cache: steps start at 4 KiB.
     let curve: Vec<(usize, f64)> = points.iter().copied().filter(|(z, _)| *z >= 4096).collect();

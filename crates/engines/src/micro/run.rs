@@ -235,11 +235,10 @@ fn measure(s: &Setup, dir: &Path) -> Result<Outcome, String> {
     })
 }
 
-/// Times `body`. Latency bodies make one call per iteration of their loop, so the empty
-/// loop's cost per iteration comes off; bandwidth and chase bodies run unrolled kernels whose
-/// loop cost per pass or load is negligible (subtracting a whole loop iteration per load
-/// made the chase read 0.3 ns fast).
-pub(crate) fn timed(m: &Method, body: &mut Body, per_call: bool) -> Timed {
-    let overhead = if per_call { timing::loop_overhead_ns() } else { 0.0 };
-    timing::time(m, overhead, &mut |n| body(n))
+/// Times `body`, less `overhead_ns` per iteration: the empty loop's cost
+/// ([`timing::loop_overhead_ns`]) for latency bodies, which make one call per iteration;
+/// 0 for the unrolled bandwidth and chase kernels, whose loop cost per pass or load is
+/// negligible (subtracting a whole loop iteration per load made the chase read 0.3 ns fast).
+pub(crate) fn timed(m: &Method, body: &mut Body, overhead_ns: f64) -> Timed {
+    timing::time(m, overhead_ns, &mut |n| body(n))
 }

@@ -20,7 +20,7 @@ fn open(path: &Path, flags: libc::c_int) -> Result<OwnedFd, String> {
     Ok(f.into())
 }
 
-fn c_path(path: &Path) -> Result<CString, String> {
+pub(crate) fn c_path(path: &Path) -> Result<CString, String> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| format!("{} has a NUL byte", path.display()))
 }
 

@@ -46,12 +46,16 @@ fn interval(f: &mut dyn FnMut(u64), n: u64) -> Duration {
     t0.elapsed()
 }
 
+/// Iterations past which a body is taken to cost nothing per iteration (the x86_64
+/// prot_fault baseline does no work at all): calibration stops there.
+const MAX_ITERATIONS: u64 = 1 << 40;
+
 /// The iteration count whose interval lasts at least `enough` (doubling, then scaled).
 pub fn calibrate(f: &mut dyn FnMut(u64), enough: Duration) -> u64 {
     let mut n = 1u64;
     loop {
         let d = interval(f, n);
-        if d >= enough {
+        if d >= enough || n >= MAX_ITERATIONS {
             return n;
         }
         if d >= enough / 8 {
@@ -145,6 +149,12 @@ mod tests {
         });
         let lowest = t.tries_ns.iter().copied().fold(f64::INFINITY, f64::min);
         assert_eq!(t.ns_per_op, lowest);
+    }
+
+    #[test]
+    fn a_body_that_costs_nothing_stops_calibrating() {
+        let n = calibrate(&mut |_| {}, Duration::from_millis(5));
+        assert!(n >= MAX_ITERATIONS, "stopped at the cap, not overflowed: {n}");
     }
 
     #[test]

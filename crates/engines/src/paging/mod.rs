@@ -8,6 +8,7 @@
 
 mod region;
 
+use crate::diskio::pattern::SplitMix64;
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, MemoryLimit, OptKind, OptionSpec, Phase, Recorder,
     WorkerMeter, Workload,
@@ -17,7 +18,7 @@ use racehorse_machine::meminfo::read_meminfo;
 use racehorse_machine::vmstat::{read_vmstat, VmStat};
 use racehorse_machine::zram::zram_available;
 use racehorse_machine::SysRoot;
-use region::{page_size, Region, Rng};
+use region::{page_size, Region};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -206,7 +207,7 @@ struct Cell {
 /// The thrasher loop of one thread until the window closes.
 fn thrash(region: &Region, s: &Setup, seed: u64, ctl: &Control, rec: &Recorder) {
     let mut meter = WorkerMeter::new();
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let pages = region.pages() as u64;
     let mut sink = 0u8;
     while meter.tick(ctl) {

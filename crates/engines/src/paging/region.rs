@@ -2,6 +2,7 @@
 //! one page at a time at random. Unmapped on drop; the file lives in the cell's work directory.
 
 use crate::diskio::io::{open_file, AlignedBuf, OpenMode};
+use crate::diskio::pattern::SplitMix64;
 use crate::EngineError;
 use std::fs::File;
 use std::io::Write;
@@ -24,28 +25,6 @@ pub struct Region {
 // volatile reads or writes, and no Rust reference into it is ever made.
 unsafe impl Send for Region {}
 unsafe impl Sync for Region {}
-
-/// A small fast generator (xorshift64*): touches must cost less than the faults they cause.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in [0, n) (n > 0), by the multiply-shift method.
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
-}
 
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
@@ -83,7 +62,7 @@ fn map(len: usize, fd: Option<&File>) -> Result<*mut u8, EngineError> {
 /// allows it so that creating the file fills neither the page cache nor the memory limit.
 fn create_file(path: &Path, len: usize) -> Result<File, EngineError> {
     let mut buf = AlignedBuf::new(FILL_CHUNK)?;
-    let mut rng = Rng::new(0x5eed);
+    let mut rng = SplitMix64::new(0x5eed);
     for w in buf.as_mut_slice().chunks_exact_mut(8) {
         w.copy_from_slice(&rng.next_u64().to_le_bytes());
     }
@@ -115,7 +94,7 @@ impl Region {
         let page = page_size();
         let base = map(len, None)?;
         let r = Region { base, len, page, _file: None };
-        let mut rng = Rng::new(0xa11);
+        let mut rng = SplitMix64::new(0xa11);
         for p in 0..r.pages() {
             // SAFETY: inside the mapping; 8 bytes at a page start are in bounds.
             unsafe { std::ptr::write_volatile(base.add(p * page).cast::<u64>(), rng.next_u64()) };
@@ -159,16 +138,6 @@ impl Drop for Region {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rng_below_stays_in_range_and_spreads() {
-        let mut r = Rng::new(7);
-        let mut seen = [0u32; 10];
-        for _ in 0..10_000 {
-            seen[r.below(10) as usize] += 1;
-        }
-        assert!(seen.iter().all(|&n| (800..1200).contains(&n)), "{seen:?}");
-    }
 
     #[test]
     fn regions_hold_their_data_and_count_pages() {
