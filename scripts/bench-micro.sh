@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-2}"
-sizes="16k 256k 4m 64m"
+sizes="16k 128k 256k 4m 64m"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 lat='"null", "read", "write", "stat", "fstat", "open_close", "sig_install", "sig_catch", "prot_fault",
@@ -32,13 +32,13 @@ fds = [10, 100, 250, 500]
 engine = "micro"
 bench = [$bw]
 level = "size"
-size = ["16k", "256k", "4m", "64m"]
+size = ["16k", "128k", "256k", "4m", "64m"]
 
 [[workload]]
 engine = "micro"
 bench = ["chase", "chase_rand"]
 level = "size"
-size = ["16k", "256k", "4m", "64m"]
+size = ["16k", "128k", "256k", "4m", "64m"]
 TOML
 cargo build --release --quiet
 for r in $(seq "$rounds"); do
@@ -54,7 +54,7 @@ tmp, rounds = sys.argv[1], int(sys.argv[2])
 def name(c):
     p, e = c["params"], c["extra"]
     b = p["bench"]
-    size = {16384: "16k", 262144: "256k", 4194304: "4m", 67108864: "64m"}.get(p.get("size"), "")
+    size = {16384: "16k", 131072: "128k", 262144: "256k", 4194304: "4m", 67108864: "64m"}.get(p.get("size"), "")
     if b.startswith("select"): return f"{b}_{p['fds']}", e["latency_us"]
     if b == "ctx": return "ctx_2p_0k", e["latency_us"]
     if b == "mmap": return "mmap_4m", e["latency_us"]

@@ -11,7 +11,7 @@ fn micro(sb: &Sandbox, label: &str) -> std::process::Output {
         "--label",
         label,
         "-o",
-        "bench=null,pipe,bw_frd,chase",
+        "bench=null,pipe,fork,bw_frd,chase",
         "-o",
         "level=l1",
         "-o",
@@ -39,6 +39,8 @@ fn latencies_and_bandwidths_are_stored_shown_and_compared() {
     assert_eq!(by("null")["unit"], "ops");
     assert!(by("null")["extra"]["latency_us"].as_f64().is_some_and(|v| v > 0.0 && v < 50.0));
     assert!(by("pipe")["extra"]["latency_us"].as_f64().is_some_and(|v| v > 0.5));
+    // fork is timed in a freshly executed racehorse (see micro/child.rs).
+    assert!(by("fork")["extra"]["latency_us"].as_f64().is_some_and(|v| v > 5.0), "{}", by("fork"));
     assert_eq!(by("bw_frd")["unit"], "bytes");
     assert!(by("bw_frd")["extra"]["mb_per_s"].as_f64().is_some_and(|v| v > 100.0));
     assert!(by("chase")["extra"]["latency_ns"].as_f64().is_some_and(|v| v > 0.0));

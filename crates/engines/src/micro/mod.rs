@@ -16,6 +16,8 @@ mod run;
 mod syscalls;
 pub mod timing;
 
+pub use child::{enable_fresh_process, fresh_process_entry};
+
 use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
 use racehorse_core::{CellSpec, Value, WorkUnit};
 
@@ -72,8 +74,8 @@ const OPTIONS: &[OptionSpec] = &[
         name: "level",
         kind: OptKind::Choice(&["l1", "l2", "l3", "l4", "mem", "size"]),
         default: "l1",
-        help: "working set of bandwidth and chase benchmarks: inside this cache level (sizes from sysfs), \
-               main memory, or `size`",
+        help: "working set of bandwidth and chase benchmarks: inside this cache level (sizes from sysfs; \
+               a copy's two buffers share it), main memory, or `size` (per buffer, as bw_mem)",
     },
     OptionSpec {
         name: "size",

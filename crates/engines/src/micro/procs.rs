@@ -123,11 +123,16 @@ pub fn sig_install() -> Result<Body, String> {
     Ok(Box::new(move |n| {
         let _g = &guard;
         // SAFETY: as in Handler::install.
+        // lat_sig install: the action is filled in (with an empty mask) and the old one read
+        // back on every call.
         unsafe {
             let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = on_usr1 as *const () as usize;
+            let mut old: libc::sigaction = std::mem::zeroed();
             for _ in 0..n {
-                black_box(libc::sigaction(libc::SIGUSR1, &act, std::ptr::null_mut()));
+                act.sa_sigaction = on_usr1 as *const () as usize;
+                libc::sigemptyset(&mut act.sa_mask);
+                act.sa_flags = 0;
+                black_box(libc::sigaction(libc::SIGUSR1, black_box(&act), &mut old));
             }
         }
     }))
@@ -244,6 +249,7 @@ pub fn fork(child: Child) -> Result<Body, String> {
         _ => vec![CString::new("true").expect("arg")],
     };
     let env = CString::new("PATH=/usr/bin:/bin").expect("env");
+    let fresh = super::child::in_fresh_process_now();
     Ok(Box::new(move |n| {
         let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         argv.push(std::ptr::null());
@@ -255,6 +261,10 @@ pub fn fork(child: Child) -> Result<Body, String> {
                 if pid == 0 {
                     if child != Child::Exit {
                         libc::execve(prog.as_ptr(), argv.as_ptr(), envp.as_ptr());
+                    } else if fresh {
+                        // lmbench's child leaves with exit(), which runs the C library's
+                        // exit handlers; a fresh single-threaded process can do the same.
+                        libc::exit(0);
                     }
                     libc::_exit(0);
                 }

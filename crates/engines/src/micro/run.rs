@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A cell's settings, checked.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Setup {
     pub bench: String,
     /// Working set in bytes (bandwidth, chase, mmap).
@@ -54,6 +54,13 @@ impl Setup {
             } else {
                 1
             };
+        // A level's working set is what the benchmark touches: a copy's two buffers share it
+        // (at level=size, `size` is per buffer, as bw_mem's argument).
+        let size = if copies == 2 && Level::parse(ctx.get_str("level")?).is_some() {
+            (size / 2).max(512) / 512 * 512
+        } else {
+            size
+        };
         let avail = racehorse_machine::meminfo::read_meminfo(&SysRoot::host())
             .map(|m| m.available_bytes)
             .unwrap_or(u64::MAX);
@@ -202,7 +209,11 @@ impl Workload for Cell {
         let _pin = Pinned::to_last_cpu();
         let (s, dir) = (&self.setup, &self.dir);
         ctl.begin_measure();
-        let measured = child::in_child(|| measure(s, dir));
+        let measured = if child::wants_fresh_process(&s.bench) {
+            child::in_fresh_process(s, dir)
+        } else {
+            child::in_child(|| measure(s, dir))
+        };
         ctl.end_measure();
         let out = measured.map_err(|e| {
             ctl.stop();
@@ -217,7 +228,7 @@ impl Workload for Cell {
 }
 
 /// Builds the benchmark's bodies and times them (in the measuring child).
-fn measure(s: &Setup, dir: &Path) -> Result<Outcome, String> {
+pub(crate) fn measure(s: &Setup, dir: &Path) -> Result<Outcome, String> {
     Ok(match kind_of(&s.bench) {
         Kind::Latency => {
             let (mut body, base) = latency_bodies(s, dir)?;

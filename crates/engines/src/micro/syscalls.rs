@@ -119,24 +119,22 @@ pub fn select(fds: usize, file: &Path, tcp: bool) -> Result<Body, String> {
     if max >= libc::FD_SETSIZE as i32 {
         return Err(format!("descriptor {max} is beyond select's limit of {}", libc::FD_SETSIZE));
     }
+    // lmbench copies a prebuilt set into the call's argument each time (select overwrites it).
+    // SAFETY: a zeroed fd_set is valid; every descriptor is below FD_SETSIZE (checked above).
+    let mut set: libc::fd_set = unsafe { std::mem::zeroed() };
+    for f in &all {
+        // SAFETY: as above.
+        unsafe { libc::FD_SET(f.as_raw_fd(), &mut set) };
+    }
     Ok(Box::new(move |n| {
-        let _keep = &keep;
+        let _keep = (&keep, &all);
         for _ in 0..n {
-            // SAFETY: an fd_set built from open descriptors below FD_SETSIZE; zero timeout.
-            unsafe {
-                let mut set: libc::fd_set = std::mem::zeroed();
-                for f in &all {
-                    libc::FD_SET(f.as_raw_fd(), &mut set);
-                }
-                let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
-                black_box(libc::select(
-                    max + 1,
-                    std::ptr::null_mut(),
-                    &mut set,
-                    std::ptr::null_mut(),
-                    &mut tv,
-                ));
-            }
+            let mut arg = set;
+            let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+            // SAFETY: an fd_set of open descriptors and a zero timeout.
+            black_box(unsafe {
+                libc::select(max + 1, std::ptr::null_mut(), &mut arg, std::ptr::null_mut(), &mut tv)
+            });
         }
     }))
 }

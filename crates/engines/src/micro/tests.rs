@@ -90,3 +90,22 @@ fn impossible_settings_are_refused_with_the_choices() {
         assert!(e.expect_err("no L4 here").to_string().contains("level=l4"));
     }
 }
+
+#[test]
+fn a_copy_at_a_level_splits_the_working_set_between_its_buffers() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let setup = |bench: &str, level: &str| {
+        run::Setup::of(&ctx(
+            dir.path(),
+            &[("bench", Value::Str(bench.into())), ("level", Value::Str(level.into()))],
+        ))
+        .expect("setup")
+        .size
+    };
+    for level in ["l1", "l2", "mem"] {
+        assert_eq!(setup("bw_cp", level) * 2, setup("bw_rd", level), "{level}");
+        assert_eq!(setup("bw_bcopy", level) * 2, setup("bw_wr", level), "{level}");
+    }
+    // At level=size the size is per buffer, as bw_mem's argument.
+    assert_eq!(setup("bw_cp", "size"), setup("bw_rd", "size"));
+}

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 /// How to time one benchmark.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Method {
     /// Timed intervals (lmbench: 11).
     pub tries: usize,
@@ -132,7 +132,8 @@ mod tests {
             Method { tries: 3, enough: Duration::from_millis(20), warmup: Duration::ZERO, minimum: false };
         let t = time(&m, 0.0, &mut |n| std::thread::sleep(Duration::from_micros(500) * n as u32));
         assert_eq!(t.tries_ns.len(), 3);
-        assert!((500_000.0..800_000.0).contains(&t.ns_per_op), "about 0.5 ms each: {}", t.ns_per_op);
+        // A sleep never ends early; on a loaded machine it may overshoot, never by 3x.
+        assert!((500_000.0..1_500_000.0).contains(&t.ns_per_op), "about 0.5 ms each: {}", t.ns_per_op);
         assert!(t.iterations >= 20, "the interval reaches ENOUGH: {}", t.iterations);
     }
 
