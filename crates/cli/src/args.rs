@@ -126,7 +126,8 @@ pub enum RunFormat {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// What to run: a preset (quick, standard, disk-configs, hotplug), a workload (see `racehorse
-    /// workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, null), or a suite .toml file
+    /// workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, micro, oltp,
+    /// sysbench, null), or a suite .toml file
     pub what: String,
     /// Label for the run, used by show/compare (default: the preset, workload or file name)
     #[arg(long)]
@@ -137,6 +138,14 @@ pub struct RunArgs {
     /// Client/process counts, e.g. 1,4,8 (for workloads with a `clients` option)
     #[arg(long, value_delimiter = ',')]
     pub clients: Vec<String>,
+    /// Thread counts for workloads with a `threads` option (oltp, sysbench), e.g. 8,16,32
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Vec<String>,
+    /// PostgreSQL for oltp/sysbench/analytics: a DSN (postgres://user:pw@127.0.0.1:5432/db) or
+    /// `auto` (a throw-away cluster made with the installed PostgreSQL binaries); the same as
+    /// `-o pg:=VALUE`
+    #[arg(long, value_name = "DSN|auto")]
+    pub pg: Option<String>,
     /// Any workload option, NAME=V1[,V2...] (a list is an axis); NAME:=VALUE takes VALUE whole,
     /// commas included (regular expressions, command lines); repeat for several (see
     /// `racehorse workloads show NAME`)

@@ -70,6 +70,12 @@ fn flag_options(a: &RunArgs) -> Result<Vec<(String, Vec<String>)>, Failure> {
     if a.destructive {
         out.push(("destructive".to_string(), vec!["true".to_string()]));
     }
+    if !a.threads.is_empty() {
+        out.push(("threads".to_string(), a.threads.clone()));
+    }
+    if let Some(pg) = &a.pg {
+        out.push(("pg".to_string(), vec![pg.clone()]));
+    }
     for o in &a.opts {
         out.push(parse_opt(o)?);
     }

@@ -4,6 +4,7 @@
 //! that drives parsing, help and docs, and a lifecycle `prepare → run → cleanup`. Engines count
 //! units of work and record latencies; they never print.
 
+pub mod analytics;
 pub mod command;
 pub mod control;
 pub mod dbench;
@@ -13,6 +14,7 @@ pub mod fileserver;
 pub mod fio;
 pub mod micro;
 pub mod null;
+pub mod oltp;
 pub mod options;
 pub mod paging;
 pub mod recorder;

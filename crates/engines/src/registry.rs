@@ -13,6 +13,9 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::paging::Paging,
         &crate::command::CommandEngine,
         &crate::micro::Micro,
+        &crate::oltp::Oltp,
+        &crate::oltp::sysbench::Sysbench,
+        &crate::analytics::Analytics,
         &crate::null::Null,
     ]
 }

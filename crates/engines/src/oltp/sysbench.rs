@@ -1,0 +1,386 @@
+//! The `sysbench` adapter: the real sysbench 1.0 (Debian package) running `oltp_read_write` or
+//! `oltp_read_only` with the `oltp` engine's options against the same PostgreSQL (a DSN, or a
+//! throw-away cluster with `pg=auto`); its report is stored in our form.
+//!
+//! `prepare` runs `sysbench … prepare` (sysbench's own tables). The measured run is
+//! `--time=warmup+runtime --report-checkpoints=warmup`: sysbench resets its counters at the
+//! checkpoint, so its final report covers exactly the window, which opens when sysbench
+//! prints the checkpoint and closes when it exits. Units are sysbench's transactions; its
+//! tps, qps, query counts, errors and latencies are kept as extras. The workload CPU is that
+//! of the sysbench process; the server's is measured as in `oltp`.
+
+use super::pg::client::PgConfig;
+use super::{open_target, setup, Setup, Target, OPTIONS};
+use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
+use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub struct Sysbench;
+
+fn missing() -> EngineError {
+    EngineError::ToolMissing {
+        tool: "sysbench".into(),
+        hint: "install it (Debian/Ubuntu: apt-get install sysbench) or use the built-in 'oltp' engine".into(),
+    }
+}
+
+fn sysbench_path() -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("sysbench")).find(|p| p.is_file())
+}
+
+/// sysbench's report, the figures we keep.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub queries: u64,
+    pub transactions: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub ignored_errors: u64,
+    pub reconnects: u64,
+    pub total_time_s: f64,
+    pub lat_min_ms: f64,
+    pub lat_avg_ms: f64,
+    pub lat_max_ms: f64,
+    /// (percentile, ms)
+    pub lat_pct_ms: Option<(u32, f64)>,
+}
+
+/// The number after `key:` on a line, and the "(X per sec.)" rate if any.
+fn value_of(line: &str, key: &str) -> Option<(f64, Option<f64>)> {
+    let rest = line.trim().strip_prefix(key)?.trim_start().strip_prefix(':')?.trim();
+    let mut parts = rest.split_whitespace();
+    let v: f64 = parts.next()?.trim_end_matches('s').parse().ok()?;
+    let rate = rest.split_once('(').and_then(|(_, r)| r.split_whitespace().next()?.parse().ok());
+    Some((v, rate))
+}
+
+/// Parses the last "SQL statistics" block of sysbench's output (the one after a checkpoint).
+pub fn parse_report(text: &str) -> Result<Report, String> {
+    let start = text.rfind("SQL statistics:").ok_or("sysbench printed no 'SQL statistics' report")?;
+    let mut r = Report::default();
+    let mut seen_tx = false;
+    for line in text[start..].lines() {
+        let l = line.trim();
+        let num = |k: &str| value_of(l, k);
+        if let Some((v, _)) = num("read") {
+            r.reads = v as u64;
+        } else if let Some((v, _)) = num("write") {
+            r.writes = v as u64;
+        } else if let Some((v, _)) = num("other") {
+            r.other = v as u64;
+        } else if let Some((v, rate)) = num("transactions") {
+            (r.transactions, r.tps, seen_tx) = (v as u64, rate.unwrap_or(0.0), true);
+        } else if let Some((v, rate)) = num("queries") {
+            (r.queries, r.qps) = (v as u64, rate.unwrap_or(0.0));
+        } else if let Some((v, _)) = num("ignored errors") {
+            r.ignored_errors = v as u64;
+        } else if let Some((v, _)) = num("reconnects") {
+            r.reconnects = v as u64;
+        } else if let Some((v, _)) = num("total time") {
+            r.total_time_s = v;
+        } else if let Some((v, _)) = num("min") {
+            r.lat_min_ms = v;
+        } else if let Some((v, _)) = num("avg") {
+            r.lat_avg_ms = v;
+        } else if let Some((v, _)) = num("max") {
+            r.lat_max_ms = v;
+        } else if let Some((p, rest)) = l.split_once("th percentile") {
+            let pct = p.trim().parse().map_err(|_| format!("bad percentile line '{l}'"))?;
+            let ms = rest
+                .trim_start_matches(':')
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad percentile line '{l}'"))?;
+            r.lat_pct_ms = Some((pct, ms));
+        }
+    }
+    if !seen_tx || r.total_time_s <= 0.0 {
+        return Err("sysbench's report has no transactions or total time".into());
+    }
+    Ok(r)
+}
+
+/// The common arguments: test, driver, connection and the mix options.
+fn base_args(s: &Setup, cfg: &PgConfig) -> Vec<String> {
+    let m = &s.mix;
+    let test = if m.read_only { "oltp_read_only" } else { "oltp_read_write" };
+    let dist = if m.dist == super::mix::Dist::Uniform { "uniform" } else { "special" };
+    vec![
+        test.to_string(),
+        "--db-driver=pgsql".into(),
+        format!("--pgsql-host={}", cfg.host),
+        format!("--pgsql-port={}", cfg.port),
+        format!("--pgsql-user={}", cfg.user),
+        format!("--pgsql-password={}", cfg.password.clone().unwrap_or_default()),
+        format!("--pgsql-db={}", cfg.dbname),
+        format!("--tables={}", m.tables),
+        format!("--table-size={}", m.table_size),
+        format!("--point_selects={}", m.point_selects),
+        format!("--range_size={}", m.range_size),
+        format!("--rand-type={dist}"),
+        format!("--rand-seed={}", s.seed.max(1)),
+    ]
+}
+
+impl Engine for Sysbench {
+    fn name(&self) -> &'static str {
+        "sysbench"
+    }
+    fn about(&self) -> &'static str {
+        "the real sysbench 1.0 OLTP (pgsql driver) with oltp's options, against a DSN or a throw-away cluster"
+    }
+    fn area(&self) -> &'static str {
+        "Database"
+    }
+    fn unit(&self) -> WorkUnit {
+        WorkUnit::Transactions
+    }
+    fn caps(&self) -> Caps {
+        Caps { needs_disk: true, needs_peer: true, external_tool: Some("sysbench"), ..Caps::default() }
+    }
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
+    }
+    fn check(&self) -> Result<(), EngineError> {
+        sysbench_path().map(|_| ()).ok_or_else(missing)
+    }
+    fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
+        let s = setup(ctx)?;
+        if s.pg.is_none() {
+            return Err(EngineError::Usage(
+                "the sysbench adapter needs PostgreSQL: pass -o pg=auto or -o pg:=DSN (sysbench has no SQLite driver)".into(),
+            ));
+        }
+        if s.pg.as_deref() == Some("auto") {
+            super::pg::cluster::bin_dir()?;
+        }
+        Ok(())
+    }
+    fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
+        self.validate(ctx)?;
+        let tool = sysbench_path().ok_or_else(missing)?;
+        let s = setup(ctx)?;
+        let target = open_target(ctx, &s)?;
+        let Target::Pg { config, .. } = &target else { unreachable!("validated: PostgreSQL") };
+        let mut args = base_args(&s, config);
+        args.push(format!("--threads={}", s.mix.tables.min(8)));
+        args.push("prepare".into());
+        let out = Command::new(&tool)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| EngineError::io("cannot run sysbench", &tool, e))?;
+        if !out.status.success() {
+            return Err(EngineError::Failed(format!(
+                "sysbench prepare failed ({}): {}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or(""),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(Box::new(SbCell { tool, setup: s, target: Some(target) }))
+    }
+}
+
+struct SbCell {
+    tool: PathBuf,
+    setup: Setup,
+    target: Option<Target>,
+}
+
+impl Workload for SbCell {
+    fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
+        let Some(Target::Pg { config, cluster }) = &self.target else {
+            unreachable!("prepared with PostgreSQL")
+        };
+        let server = cluster.as_ref().and_then(|c| c.postmaster_pid());
+        let warm_s = ctl.warmup.as_secs_f64().ceil() as u64;
+        let run_s = ctl.runtime.as_secs_f64().ceil().max(1.0) as u64;
+        let mut args = base_args(&self.setup, config);
+        args.push(format!("--threads={}", self.setup.threads));
+        args.push(format!("--time={}", warm_s + run_s));
+        if warm_s > 0 {
+            args.push(format!("--report-checkpoints={warm_s}"));
+        }
+        args.push("--percentile=95".into());
+        args.push("run".into());
+        let mut child = Command::new(&self.tool)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| EngineError::io("cannot run sysbench", &self.tool, e))?;
+        let pid = child.id() as i32;
+        let stdout = child.stdout.take().expect("piped");
+        let mut err_pipe = child.stderr.take().expect("piped");
+        // Drained on its own thread so that a chatty sysbench never blocks on a full pipe.
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut err_pipe, &mut s);
+            s
+        });
+        let (tx, rx) = mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line.clone());
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        let opener = if warm_s > 0 { "Checkpoint report" } else { "Threads started" };
+        let mut edges = Edges::default();
+        let limit = Duration::from_secs(warm_s + run_s + 60);
+        let t0 = std::time::Instant::now();
+        loop {
+            if ctl.aborted() {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(EngineError::Interrupted);
+            }
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) if line.contains(opener) && edges.client0.is_none() => edges.open(ctl, pid, server),
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > limit => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(EngineError::Failed(format!("sysbench did not finish within {limit:?}")));
+                }
+                Err(_) => {}
+            }
+        }
+        let client1 = crate::fio::process::tree_cpu(pid);
+        let status = child.wait().map_err(|e| EngineError::io("waiting for sysbench", &self.tool, e))?;
+        let stderr = err_reader.join().unwrap_or_default();
+        let text = reader.join().unwrap_or_default();
+        if !status.success() || edges.client0.is_none() {
+            ctl.stop();
+            let last = |t: &str| t.trim().lines().last().unwrap_or("").to_string();
+            return Err(EngineError::Failed(format!(
+                "sysbench run failed ({status}): {} {}",
+                last(&stderr),
+                last(&text)
+            )));
+        }
+        ctl.end_measure();
+        let server1 = server.map(crate::fio::process::tree_cpu);
+        let r = parse_report(&text).map_err(EngineError::Failed)?;
+        store(rec, &r, &edges, client1, server1, self.setup.threads);
+        Ok(())
+    }
+
+    fn cleanup(mut self: Box<Self>) -> Result<(), EngineError> {
+        drop(self.target.take());
+        Ok(())
+    }
+}
+
+/// CPU readings at the window's opening.
+#[derive(Default)]
+struct Edges {
+    client0: Option<racehorse_machine::rusage::CpuTime>,
+    server0: Option<racehorse_machine::rusage::CpuTime>,
+}
+
+impl Edges {
+    fn open(&mut self, ctl: &Control, pid: i32, server: Option<i32>) {
+        self.server0 = server.map(crate::fio::process::tree_cpu);
+        self.client0 = Some(crate::fio::process::tree_cpu(pid));
+        ctl.begin_measure();
+    }
+}
+
+fn store(
+    rec: &Recorder,
+    r: &Report,
+    e: &Edges,
+    client1: racehorse_machine::rusage::CpuTime,
+    server1: Option<racehorse_machine::rusage::CpuTime>,
+    threads: u32,
+) {
+    let txns = r.transactions as f64;
+    let client = client1.since(e.client0.unwrap_or_default());
+    // sysbench's counts, submitted as one worker's; its process CPU replaces the threads'.
+    rec.submit(crate::WorkerStats { units: txns, ops: r.queries, ..Default::default() });
+    rec.set_workload_cpu(WorkloadCpu {
+        user_s: client.user_s,
+        kernel_s: client.kernel_s,
+        method: CpuMethod::Children,
+    });
+    for (k, v) in [
+        ("reads", r.reads as f64),
+        ("writes", r.writes as f64),
+        ("other", r.other as f64),
+        ("queries", r.queries as f64),
+        ("errors", r.ignored_errors as f64),
+        ("reconnects", r.reconnects as f64),
+        ("sysbench_tps", r.tps),
+        ("sysbench_qps", r.qps),
+        ("sysbench_time_s", r.total_time_s),
+        ("lat_min_ms", r.lat_min_ms),
+        ("lat_avg_ms", r.lat_avg_ms),
+        ("lat_max_ms", r.lat_max_ms),
+        ("threads", f64::from(threads)),
+        ("n_transaction", txns),
+    ] {
+        rec.set_extra(k, v);
+    }
+    if let Some((p, ms)) = r.lat_pct_ms {
+        rec.set_extra(&format!("lat_p{p}_ms"), ms);
+    }
+    if txns > 0.0 {
+        rec.set_extra("client_cpu_us_per_txn", client.total_s() * 1e6 / txns);
+        if let (Some(a), Some(b)) = (e.server0, server1) {
+            rec.set_extra("server_cpu_s", b.since(a).total_s());
+            rec.set_extra("server_cpu_us_per_txn", b.since(a).total_s() * 1e6 / txns);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SAMPLE: &str = "Threads started!\n\n[ 2s ] Checkpoint report:\nSQL statistics:\n    queries performed:\n        read:  1\n        write: 1\n        other: 1\n        total: 3\n    transactions:  1 (0.50 per sec.)\n    queries: 3 (1.50 per sec.)\nGeneral statistics:\n    total time:                          2.0001s\n\
+SQL statistics:\n    queries performed:\n        read:                            140000\n        write:                           40000\n        other:                           20000\n        total:                           200000\n    transactions:                        10000  (998.73 per sec.)\n    queries:                             200000 (19974.53 per sec.)\n    ignored errors:                      3      (0.30 per sec.)\n    reconnects:                          0      (0.00 per sec.)\n\nGeneral statistics:\n    total time:                          10.0106s\n    total number of events:              10000\n\nLatency (ms):\n         min:                                    0.52\n         avg:                                    1.00\n         max:                                    9.58\n         95th percentile:                        1.47\n         sum:                                 9993.29\n";
+
+    #[test]
+    fn the_report_after_the_checkpoint_is_read() {
+        let r = parse_report(SAMPLE).expect("report");
+        assert_eq!((r.reads, r.writes, r.other, r.queries), (140_000, 40_000, 20_000, 200_000));
+        assert_eq!((r.transactions, r.tps, r.qps), (10_000, 998.73, 19974.53));
+        assert_eq!((r.ignored_errors, r.reconnects, r.total_time_s), (3, 0, 10.0106));
+        assert_eq!(
+            (r.lat_min_ms, r.lat_avg_ms, r.lat_max_ms, r.lat_pct_ms),
+            (0.52, 1.0, 9.58, Some((95, 1.47)))
+        );
+        assert!(parse_report("FATAL: no connection").unwrap_err().contains("no 'SQL statistics'"));
+    }
+
+    proptest! {
+        #[test]
+        fn counts_round_trip(tx in 1u64..1_000_000_000, q in 0u64..u64::from(u32::MAX), t in 0.001f64..1e5) {
+            let text = format!("SQL statistics:\n    transactions:   {tx}  ({:.2} per sec.)\n    queries:   {q} (1.00 per sec.)\n    total time:   {t:.4}s\n", tx as f64 / t);
+            let r = parse_report(&text).unwrap();
+            prop_assert_eq!((r.transactions, r.queries), (tx, q));
+            prop_assert!((r.total_time_s - t).abs() < 1e-3);
+        }
+
+        #[test]
+        fn garbage_never_panics(s in ".{0,300}") {
+            let _ = parse_report(&s);
+            let _ = parse_report(&format!("SQL statistics:\n{s}"));
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The `oltp` engine end to end: SQLite (read-only and read-write counts per transaction),
+//! PostgreSQL through `pg=auto` (counts, server CPU, cluster removed), and the faults: a wrong
+//! password, an unreachable DSN, missing binaries, the server killed mid-run.
+
+use super::*;
+use crate::{RealClock, Totals};
+use racehorse_core::{CellSpec, Params, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext {
+    let mut params = Params::new();
+    for o in OPTIONS {
+        if let Some(v) = o.default_value() {
+            params.insert(o.name.into(), v);
+        }
+    }
+    params.insert("table_size".into(), Value::Int(2000));
+    for (k, v) in opts {
+        params.insert((*k).into(), v.clone());
+    }
+    let spec = CellSpec { workload: "oltp".into(), params, variant: "default".into(), rep: 1 };
+    CellContext { spec, work_dir: dir.to_path_buf(), cpus: 2, env: Default::default() }
+}
+
+fn control(runtime: Duration) -> Control {
+    Control::simple(Duration::from_millis(100), runtime, Arc::new(RealClock::default()))
+}
+
+fn run_cell(engine: &dyn Engine, c: &CellContext, runtime: Duration) -> (Result<(), EngineError>, Totals) {
+    let mut cell = engine.prepare(c).expect("prepare");
+    let ctl = control(runtime);
+    let rec = Recorder::new();
+    let res = cell.run(&ctl, &rec);
+    cell.cleanup().expect("cleanup");
+    (res, rec.totals())
+}
+
+/// Every finished transaction sent exactly the mix's queries.
+fn assert_counts(t: &Totals, read_only: bool) {
+    let n = t.units;
+    assert!(n >= 5.0, "some transactions: {n}");
+    assert_eq!(t.extra["reads"], 14.0 * n);
+    assert_eq!(t.extra["queries"], if read_only { 16.0 } else { 20.0 } * n);
+    if read_only {
+        assert_eq!((t.extra["writes"], t.extra["other"]), (0.0, 2.0 * n));
+    } else {
+        assert_eq!(t.extra["writes"] + t.extra["other"], 6.0 * n);
+        assert!(t.extra["writes"] >= 3.0 * n, "updates and inserts touch rows: {:?}", t.extra);
+    }
+    assert_eq!(t.latencies["transaction"].count, n as u64);
+    assert!(t.extra["client_cpu_us_per_txn"] > 0.0);
+}
+
+#[test]
+fn sqlite_runs_both_modes_with_sysbench_counts() {
+    for (mode, threads) in [("read_only", 2), ("read_write", 3)] {
+        let dir = tempfile::tempdir().expect("tmp");
+        let c = ctx(
+            dir.path(),
+            &[("mode", Value::Str(mode.into())), ("threads", Value::Int(threads)), ("tables", Value::Int(2))],
+        );
+        let (res, t) = run_cell(&Oltp, &c, Duration::from_millis(400));
+        res.expect("run");
+        assert_counts(&t, mode == "read_only");
+        assert!(dir.path().join("oltp.sqlite-wal").exists() || dir.path().join("oltp.sqlite").exists());
+    }
+}
+
+#[test]
+fn bad_options_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let e = Oltp.validate(&ctx(dir.path(), &[("range_size", Value::Int(5000))])).expect_err("range too big");
+    assert!(e.to_string().contains("range_size 5000"), "{e}");
+    let e = Oltp.validate(&ctx(dir.path(), &[("pg", Value::Str("bogus".into()))])).expect_err("bad DSN");
+    assert!(matches!(e, EngineError::Usage(_)) && e.to_string().contains("pg=auto"), "{e}");
+    let e = pg::cluster::bin_dir_from(Some("/nonexistent".into())).expect_err("no binaries");
+    assert!(e.to_string().contains("apt-get install postgresql"), "{e}");
+    let e = sysbench::Sysbench.validate(&ctx(dir.path(), &[])).expect_err("sysbench needs pg");
+    assert!(e.to_string().contains("pg=auto"), "{e}");
+}
+
+#[test]
+fn unreachable_dsn_fails_prepare_quickly_and_clearly() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dsn = format!("postgres://u:p@127.0.0.1:{port}/db?connect_timeout=2");
+    let t0 = Instant::now();
+    let e = Oltp.prepare(&ctx(dir.path(), &[("pg", Value::Str(dsn))])).err().expect("unreachable");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert!(e.to_string().contains("cannot connect to PostgreSQL"), "{e}");
+}
+
+#[test]
+fn postgres_auto_runs_both_modes_and_removes_the_cluster() {
+    if let Err(e) = pg::cluster::bin_dir() {
+        eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        return;
+    }
+    for mode in ["read_only", "read_write"] {
+        let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
+        let c = ctx(
+            dir.path(),
+            &[
+                ("mode", Value::Str(mode.into())),
+                ("threads", Value::Int(4)),
+                ("pg", Value::Str("auto".into())),
+            ],
+        );
+        let (res, t) = run_cell(&Oltp, &c, Duration::from_millis(600));
+        res.expect("run");
+        assert_counts(&t, mode == "read_only");
+        assert!(t.extra["server_cpu_us_per_txn"] > 0.0, "{:?}", t.extra);
+        assert!(!dir.path().join("pg-auto").exists(), "cluster removed");
+    }
+}
+
+#[test]
+fn wrong_password_is_a_clear_error() {
+    let Some((dir, cluster)) = pg::tests::cluster_or_skip() else { return };
+    let dsn = format!("postgres://racehorse:wrong@127.0.0.1:{}/postgres", cluster.config.port);
+    let e = Oltp.prepare(&ctx(dir.path(), &[("pg", Value::Str(dsn))])).err().expect("wrong password");
+    assert!(e.to_string().contains("password authentication failed for user"), "{e}");
+}
+
+#[test]
+fn server_killed_mid_run_fails_the_cell_without_hanging() {
+    if let Err(e) = pg::cluster::bin_dir() {
+        eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
+    let c = ctx(dir.path(), &[("threads", Value::Int(4)), ("pg", Value::Str("auto".into()))]);
+    let mut cell = Oltp.prepare(&c).expect("prepare");
+    // The postmaster's pid is the first line of its lock file.
+    let lock =
+        std::fs::read_to_string(dir.path().join("pg-auto/data/postmaster.pid")).expect("postmaster.pid");
+    let pid: i32 = lock.lines().next().and_then(|l| l.trim().parse().ok()).expect("pid");
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        // SAFETY: the test's own cluster.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    });
+    let ctl = control(Duration::from_secs(60));
+    let t0 = Instant::now();
+    let res = cell.run(&ctl, &Recorder::new());
+    killer.join().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(40), "no hang: {:?}", t0.elapsed());
+    let e = res.expect_err("the cell fails");
+    assert!(e.to_string().contains("PostgreSQL"), "{e}");
+    cell.cleanup().expect("cleanup");
+    assert!(!dir.path().join("pg-auto").exists(), "cluster removed");
+}
+
+#[test]
+fn server_mem_puts_the_server_alone_in_a_memory_cgroup() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || pg::cluster::bin_dir().is_err() {
+        eprintln!("skipped: needs root and the PostgreSQL server binaries");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
+    let c = ctx(
+        dir.path(),
+        &[
+            ("pg", Value::Str("auto".into())),
+            ("threads", Value::Int(2)),
+            ("shared_buffers", Value::Int(16 << 20)),
+            ("server_mem", Value::Int(64 << 20)),
+        ],
+    );
+    let (res, t) = run_cell(&Oltp, &c, Duration::from_millis(300));
+    res.expect("run");
+    assert_eq!(t.extra["server_mem_limit_bytes"], (64 << 20) as f64);
+    let peak = t.extra["server_mem_peak_bytes"];
+    assert!(
+        peak > (1 << 20) as f64 && peak <= (64 << 20) as f64,
+        "the server's memory is charged there: {peak}"
+    );
+    let me = format!("racehorse-pg-{}-", std::process::id());
+    let cg = racehorse_machine::detect_memory_cgroup(&racehorse_machine::SysRoot::host()).expect("cgroup");
+    let left: Vec<_> = std::fs::read_dir(&cg.dir)
+        .expect("cgroup dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&me))
+        .collect();
+    assert!(left.is_empty(), "the server's cgroup is removed");
+    let e =
+        Oltp.validate(&ctx(dir.path(), &[("server_mem", Value::Int(64 << 20))])).expect_err("needs pg=auto");
+    assert!(e.to_string().contains("pg=auto"), "{e}");
+}
+
+#[test]
+fn sysbench_adapter_stores_its_report_for_the_window() {
+    if let Err(e) = pg::cluster::bin_dir().and_then(|_| sysbench::Sysbench.check()) {
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
+    let c = ctx(
+        dir.path(),
+        &[
+            ("pg", Value::Str("auto".into())),
+            ("threads", Value::Int(2)),
+            ("mode", Value::Str("read_only".into())),
+        ],
+    );
+    let mut cell = sysbench::Sysbench.prepare(&c).expect("prepare");
+    let ctl = Control::simple(Duration::from_secs(1), Duration::from_secs(2), Arc::new(RealClock::default()));
+    let rec = Recorder::new();
+    cell.run(&ctl, &rec).expect("run");
+    cell.cleanup().expect("cleanup");
+    let t = rec.totals();
+    let window_s = ctl.window().expect("window").0 as f64 / 1e9;
+    assert!((1.8..4.0).contains(&window_s), "the window is sysbench's run after the checkpoint: {window_s}");
+    assert!(t.units > 0.0);
+    // sysbench counts queries as they finish, so transactions across the checkpoint blur it.
+    let per_txn = t.extra["queries"] / t.units;
+    assert!((per_txn - 16.0).abs() < 0.5, "read-only: 16 queries per transaction, got {per_txn}");
+    let ours = t.units / window_s;
+    // The window holds sysbench's interval (it may be longer by our scheduling on a busy machine).
+    let ratio = ours / t.extra["sysbench_tps"];
+    assert!((0.5..1.05).contains(&ratio), "{ours} vs {}", t.extra["sysbench_tps"]);
+    assert!(t.extra["server_cpu_us_per_txn"] > 0.0 && t.extra["client_cpu_us_per_txn"] > 0.0);
+    assert!(!dir.path().join("pg-auto").exists());
+}
