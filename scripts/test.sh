@@ -14,6 +14,9 @@ command -v fio >/dev/null 2>&1 || need_pkgs+=(fio)
 command -v losetup >/dev/null 2>&1 || need_pkgs+=(util-linux)
 # --profile samples with perf (tests/profile_cli.rs).
 command -v perf >/dev/null 2>&1 || need_pkgs+=(linux-perf)
+# The oltp and analytics engines run a throw-away PostgreSQL cluster and the sysbench adapter.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_pkgs+=(postgresql)
+command -v sysbench >/dev/null 2>&1 || need_pkgs+=(sysbench)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

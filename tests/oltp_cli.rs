@@ -12,6 +12,10 @@ fn pg_installed() -> bool {
         .any(|e| e.path().join("bin/initdb").is_file());
     if !found {
         eprintln!("skipped: no PostgreSQL server binaries under /usr/lib/postgresql");
+        assert!(
+            std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
+            "PostgreSQL and sysbench are required here"
+        );
     }
     found
 }

@@ -49,6 +49,10 @@ fn sqlite_measures_ten_warm_queries() {
 fn sqlite_and_postgres_return_the_same_rows() {
     if let Err(e) = crate::oltp::pg::cluster::bin_dir() {
         eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        assert!(
+            std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
+            "PostgreSQL and sysbench are required here"
+        );
         return;
     }
     let (a, b) = (tempfile::tempdir().expect("tmp"), tempfile::tempdir_in("/var/tmp").expect("tmp"));

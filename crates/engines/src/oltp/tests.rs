@@ -95,6 +95,10 @@ fn unreachable_dsn_fails_prepare_quickly_and_clearly() {
 fn postgres_auto_runs_both_modes_and_removes_the_cluster() {
     if let Err(e) = pg::cluster::bin_dir() {
         eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        assert!(
+            std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
+            "PostgreSQL and sysbench are required here"
+        );
         return;
     }
     for mode in ["read_only", "read_write"] {
@@ -127,6 +131,10 @@ fn wrong_password_is_a_clear_error() {
 fn server_killed_mid_run_fails_the_cell_without_hanging() {
     if let Err(e) = pg::cluster::bin_dir() {
         eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        assert!(
+            std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
+            "PostgreSQL and sysbench are required here"
+        );
         return;
     }
     let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
@@ -157,6 +165,10 @@ fn server_mem_puts_the_server_alone_in_a_memory_cgroup() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 || pg::cluster::bin_dir().is_err() {
         eprintln!("skipped: needs root and the PostgreSQL server binaries");
+        assert!(
+            std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
+            "PostgreSQL and sysbench are required here"
+        );
         return;
     }
     let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
@@ -194,6 +206,10 @@ fn server_mem_puts_the_server_alone_in_a_memory_cgroup() {
 fn sysbench_adapter_stores_its_report_for_the_window() {
     if let Err(e) = pg::cluster::bin_dir().and_then(|_| sysbench::Sysbench.check()) {
         eprintln!("skipped: {e}");
+        assert!(
+            std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
+            "PostgreSQL and sysbench are required here"
+        );
         return;
     }
     let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
