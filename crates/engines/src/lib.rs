@@ -12,6 +12,7 @@ pub mod error;
 pub mod fileserver;
 pub mod fio;
 pub mod micro;
+pub mod net;
 pub mod null;
 pub mod options;
 pub mod paging;

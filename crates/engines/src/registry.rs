@@ -13,6 +13,8 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::paging::Paging,
         &crate::command::CommandEngine,
         &crate::micro::Micro,
+        &crate::net::Net,
+        &crate::net::iperf3::Iperf3,
         &crate::null::Null,
     ]
 }

@@ -24,7 +24,7 @@
 
 pub mod job;
 pub mod json;
-mod process;
+pub(crate) mod process;
 #[cfg(test)]
 mod tests;
 

@@ -322,7 +322,7 @@ fn all_procs() -> Vec<ProcStat> {
 /// /proc/PID/stat counts in clock ticks (10 ms), too coarse for a short cell, so a live
 /// process's total comes from its CPU clock (ns) and is split into user and kernel time in
 /// the ratio of its tick counts (all kernel while it has none). Reaped children stay in ticks.
-pub(super) fn tree_cpu(root: i32) -> CpuTime {
+pub(crate) fn tree_cpu(root: i32) -> CpuTime {
     let hz = user_hz().max(1) as f64;
     let mut cpu = CpuTime::default();
     for p in tree(root) {
