@@ -42,6 +42,36 @@ pub enum Command {
     Restore,
     /// CPU/memory hotplug daemon speaking cpuplugd's config language (run, check, record, replay)
     Plugd(crate::args_plugd::PlugdArgs),
+    /// Serve as the peer of the `net` workload run from another host (benchmark protocol only)
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  racehorse serve                                  (loopback, 127.0.0.1:7420)\n  \
+                        RACEHORSE_TOKEN=s3cret racehorse serve --listen 0.0.0.0:7420\n  \
+                        then elsewhere: RACEHORSE_TOKEN=s3cret racehorse run net --peer HOST:7420"
+)]
+pub struct ServeArgs {
+    /// Address and port to listen on, e.g. 0.0.0.0:7420 or [::]:7420; anything but loopback
+    /// needs a token
+    #[arg(long, default_value = "127.0.0.1:7420", value_name = "ADDR")]
+    pub listen: String,
+    /// Shared token every client must present (required unless listening on loopback)
+    #[arg(long, env = "RACEHORSE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Most connections served at once; more are told the peer is busy
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Seconds a served client may stay silent (or not read) before it is dropped
+    #[arg(long, default_value_t = 30)]
+    pub timeout_s: u64,
+    /// SO_SNDBUF of accepted connections in bytes (0 = the kernel's autotuning)
+    #[arg(long, default_value_t = 0)]
+    pub sndbuf: u64,
+    /// SO_RCVBUF of accepted connections in bytes (0 = the kernel's autotuning)
+    #[arg(long, default_value_t = 0)]
+    pub rcvbuf: u64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -125,9 +155,10 @@ pub enum RunFormat {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// What to run: a preset (quick, standard, disk-configs, hotplug), a workload (see `racehorse
-    /// workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, micro, oltp,
-    /// sysbench, null), or a suite .toml file
+    /// What to run: a preset (quick, standard, disk-configs, hotplug, lmbench, net), a workload (see
+    /// `racehorse workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, micro, oltp,
+    /// sysbench, analytics, iperf3, null), or a suite .toml file; a preset wins over a workload of the
+    /// same name (net)
     pub what: String,
     /// Label for the run, used by show/compare (default: the preset, workload or file name)
     #[arg(long)]
@@ -198,6 +229,10 @@ pub struct RunArgs {
     /// No progress bar
     #[arg(long, short)]
     pub quiet: bool,
+    /// The `net` workload's peer, HOST:PORT of a `racehorse serve` (the same as `-o peer=`);
+    /// default: a peer on loopback started for each cell
+    #[arg(long, value_name = "HOST:PORT")]
+    pub peer: Option<String>,
     /// Output: text, or JSON lines of events (stdout carries JSON only)
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub format: RunFormat,

@@ -11,7 +11,7 @@ use racehorse_machine::{cpuctl, env, exclusivity, SysRoot};
 use racehorse_runner::adaptive::{Adaptive, MIN_REPS};
 use racehorse_runner::apply::{check_variants, variant_dir};
 use racehorse_runner::duration::{human, parse_duration};
-use racehorse_runner::presets::{preset, PRESETS};
+use racehorse_runner::presets::{preset, preset_text, PRESETS};
 use racehorse_runner::suite::{engine_names, WorkloadEntry};
 use racehorse_runner::{execute, JsonLinesSink, Order, Plan, ProgressSink, Runner, Sink, Suite};
 use racehorse_store::{NewRun, Store};
@@ -75,6 +75,9 @@ fn flag_options(a: &RunArgs) -> Result<Vec<(String, Vec<String>)>, Failure> {
     }
     if let Some(pg) = &a.pg {
         out.push(("pg".to_string(), vec![pg.clone()]));
+    }
+    if let Some(peer) = &a.peer {
+        out.push(("peer".to_string(), vec![peer.clone()]));
     }
     for o in &a.opts {
         out.push(parse_opt(o)?);
@@ -147,6 +150,18 @@ pub fn build_suite(a: &RunArgs, all_cpus: u32) -> Result<(Suite, String), Failur
         )));
     };
     apply_options(&mut suite, &flag_options(a)?)?;
+    let is_file = a.what.ends_with(".toml") || path.is_file();
+    if !is_file && preset_text(&a.what, all_cpus).is_some() {
+        // Options can make a preset's workloads identical (`racehorse run net -o mode=rr -o
+        // request=1 -o response=1` picks one of its profiles): run each once.
+        let mut distinct: Vec<WorkloadEntry> = Vec::new();
+        for w in std::mem::take(&mut suite.workloads) {
+            if !distinct.contains(&w) {
+                distinct.push(w);
+            }
+        }
+        suite.workloads = distinct;
+    }
     if let Some(r) = duration_flag("runtime", &a.runtime)? {
         suite.runtime = r;
         suite.workloads.iter_mut().for_each(|w| w.runtime = None);

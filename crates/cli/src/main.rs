@@ -7,6 +7,7 @@ mod args_plugd;
 mod cmd_compare;
 mod cmd_plugd;
 mod cmd_run;
+mod cmd_serve;
 mod cmd_show;
 mod table;
 
@@ -37,10 +38,11 @@ pub type CmdResult = Result<u8, Failure>;
 
 /// Commands that only print die quietly when their reader goes away (`racehorse list | head`),
 /// as Unix tools do. A run that changes the machine keeps SIGPIPE ignored, so that a closed
-/// pipe is an error it survives and the Guard restores the machine.
+/// pipe is an error it survives and the Guard restores the machine. The network peer
+/// (`serve`) keeps it ignored too: a client that goes away must not kill it.
 fn quiet_on_closed_pipe(cmd: &Command) {
-    let changes_machine =
-        matches!(cmd, Command::Run(a) if !a.dry_run) || matches!(cmd, Command::Restore | Command::Plugd(_));
+    let changes_machine = matches!(cmd, Command::Run(a) if !a.dry_run)
+        || matches!(cmd, Command::Restore | Command::Plugd(_) | Command::Serve(_));
     if !changes_machine {
         // SAFETY: setting a signal disposition to SIG_DFL has no preconditions.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd_compare::report(&cli, a),
         Command::Restore => cmd_run::restore(),
         Command::Plugd(a) => cmd_plugd::plugd(a),
+        Command::Serve(a) => cmd_serve::serve(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

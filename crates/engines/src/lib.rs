@@ -13,6 +13,7 @@ pub mod error;
 pub mod fileserver;
 pub mod fio;
 pub mod micro;
+pub mod net;
 pub mod null;
 pub mod oltp;
 pub mod options;

@@ -16,6 +16,8 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::oltp::Oltp,
         &crate::oltp::sysbench::Sysbench,
         &crate::analytics::Analytics,
+        &crate::net::Net,
+        &crate::net::iperf3::Iperf3,
         &crate::null::Null,
     ]
 }

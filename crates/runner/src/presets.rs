@@ -26,7 +26,22 @@ pub const PRESETS: &[(&str, &str)] = &[
         "seed 000's lmbench table with the micro engine: kernel latencies, select over 10-500 descriptors, bandwidths and \
          the memory chase inside each cache level and main memory, the cache sweep; 1 rep (< 1 min)",
     ),
+    (
+        "net",
+        "seed 000's uperf suite with the net engine on a loopback peer: rr 1x1, 200x1000, 200x30k and \
+         30k streams (read, write) at 1, 10, 50 and 250 connections; 20 s windows, 1 rep (~9 min); \
+         --peer HOST:PORT for a `racehorse serve` elsewhere",
+    ),
 ];
+
+/// seed 000's uperf matrix: three request/response profiles and two streams, each over 1,
+/// 10, 50 and 250 connections (one per client thread).
+const NET: &str = "name = \"net\"\nruntime = \"20s\"\nwarmup = \"5s\"\nreps = 1\ndrop_caches = false\n\n\
+    [[workload]]\nengine = \"net\"\nmode = \"rr\"\nrequest = 1\nresponse = 1\nconnections = [1, 10, 50, 250]\n\n\
+    [[workload]]\nengine = \"net\"\nmode = \"rr\"\nrequest = 200\nresponse = 1000\nconnections = [1, 10, 50, 250]\n\n\
+    [[workload]]\nengine = \"net\"\nmode = \"rr\"\nrequest = 200\nresponse = \"30k\"\nconnections = [1, 10, 50, 250]\n\n\
+    [[workload]]\nengine = \"net\"\nmode = [\"stream-read\", \"stream-write\"]\nmessage = \"30k\"\n\
+    connections = [1, 10, 50, 250]\n";
 
 /// The cache levels of this machine (sysfs) as `level` values, then main memory.
 fn micro_levels() -> Vec<String> {
@@ -132,6 +147,7 @@ pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
         "disk-configs" => disk_configs(),
         "hotplug" => hotplug(all_cpus),
         "lmbench" => micro(&micro_levels()),
+        "net" => NET.to_string(),
         "disk-regression" => "name = \"disk-regression\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\n\n\
              [[workload]]\nengine = \"diskio\"\n\
              phase = [\"write\", \"rewrite\", \"read\", \"reread\", \"randread\", \"randwrite\"]\n\
@@ -171,5 +187,18 @@ mod tests {
             }
         }
         assert!(preset("nope", 2).is_none());
+    }
+
+    #[test]
+    fn net_is_the_seeds_matrix() {
+        let s = preset("net", 2).unwrap().unwrap();
+        let text = preset_text("net", 2).unwrap();
+        assert_eq!(s.workloads.len(), 4, "three rr profiles and the streams");
+        for profile in
+            ["request = 1\nresponse = 1\n", "request = 200\nresponse = 1000\n", "response = \"30k\""]
+        {
+            assert!(text.contains(profile), "{profile}");
+        }
+        assert_eq!(text.matches("connections = [1, 10, 50, 250]").count(), 4);
     }
 }

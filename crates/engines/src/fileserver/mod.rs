@@ -142,7 +142,7 @@ fn probe_writable(dir: &Path) -> Result<(), EngineError> {
 }
 
 /// Raises the soft RLIMIT_NOFILE towards `want` (never above the hard limit).
-fn raise_fd_limit(want: usize) {
+pub(crate) fn raise_fd_limit(want: usize) {
     // SAFETY: getrlimit/setrlimit on a struct we own.
     unsafe {
         let mut rl: libc::rlimit = std::mem::zeroed();

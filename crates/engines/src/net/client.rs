@@ -1,0 +1,136 @@
+//! The client side of a `net` cell: opening one connection (connect with a deadline, socket
+//! options, hello, the peer's answer) and driving it: the request/response loop (write the
+//! whole request, read the whole response, count one transaction) or a stream of messages.
+
+use super::peer::{read_full, write_full, CHUNK_BYTES};
+use super::protocol::{read_reply, Hello, Mode, Status};
+use super::sockets;
+use crate::{Control, EngineError, WorkerMeter};
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// One cell's connection settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    pub mode: Mode,
+    /// Bytes the client writes per transaction (rr) or per message (stream-write).
+    pub request_bytes: u32,
+    /// Bytes the peer writes per transaction (rr) or per message (stream-read).
+    pub response_bytes: u32,
+    pub connections: usize,
+    pub nodelay: bool,
+    pub sndbuf_bytes: u64,
+    pub rcvbuf_bytes: u64,
+    /// Deadline for connecting and for each read or write.
+    pub timeout: Duration,
+}
+
+/// Turns a failed exchange into an error that says what probably happened.
+pub fn exchange_error(addr: &SocketAddr, timeout: Duration, e: std::io::Error) -> EngineError {
+    let what = match e.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => {
+            format!("the peer at {addr} did not answer within {} s", timeout.as_secs())
+        }
+        ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => {
+            format!("the peer at {addr} closed the connection mid-run (stopped or killed?)")
+        }
+        _ => format!("talking to the peer at {addr}"),
+    };
+    EngineError::Failed(format!("net: {what}: {e}"))
+}
+
+fn connect_error(addr: &SocketAddr, timeout: Duration, e: std::io::Error) -> EngineError {
+    let hint = match e.kind() {
+        ErrorKind::ConnectionRefused => {
+            "nobody listens there: start `racehorse serve --listen ADDR` on that host \
+                                         or fix the peer option"
+                .to_string()
+        }
+        ErrorKind::TimedOut => {
+            format!("no answer within {} s: is the host up and the port open?", timeout.as_secs())
+        }
+        _ => "check the peer address and the network".to_string(),
+    };
+    EngineError::Failed(format!("net: cannot connect to the peer at {addr}: {e}; {hint}"))
+}
+
+/// Connects, sets the options, says hello and checks the answer.
+pub fn open(addr: &SocketAddr, s: &Setup, token: &[u8]) -> Result<TcpStream, EngineError> {
+    let mut stream = sockets::connect(addr, s.timeout, s.sndbuf_bytes, s.rcvbuf_bytes)
+        .map_err(|e| connect_error(addr, s.timeout, e))?;
+    let io = |e| exchange_error(addr, s.timeout, e);
+    stream.set_nodelay(s.nodelay).map_err(io)?;
+    stream.set_read_timeout(Some(s.timeout)).map_err(io)?;
+    stream.set_write_timeout(Some(s.timeout)).map_err(io)?;
+    let hello = Hello {
+        mode: s.mode,
+        request_bytes: s.request_bytes,
+        response_bytes: s.response_bytes,
+        token: token.to_vec(),
+    };
+    std::io::Write::write_all(&mut stream, &hello.encode()).map_err(io)?;
+    let (status, reason) = read_reply(&mut stream).map_err(|e| match e.kind() {
+        ErrorKind::InvalidData => EngineError::Failed(format!(
+            "net: {addr} is not a racehorse peer (it answered something else): {e}"
+        )),
+        ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset => EngineError::Failed(format!(
+            "net: the peer at {addr} closed the connection at the hello: is it a racehorse peer of the same \
+             version?"
+        )),
+        _ => io(e),
+    })?;
+    match status {
+        Status::Ok => Ok(stream),
+        Status::BadToken => Err(EngineError::Failed(format!(
+            "net: the peer at {addr} refused the token ({reason}); give the token `racehorse serve` was \
+             started with (-o token=T or RACEHORSE_TOKEN)"
+        ))),
+        Status::BadHello => {
+            Err(EngineError::Failed(format!("net: the peer at {addr} refused the cell: {reason}")))
+        }
+        Status::Busy => Err(EngineError::Failed(format!(
+            "net: the peer at {addr} is full ({reason}); use fewer connections or raise its --max-connections"
+        ))),
+    }
+}
+
+/// Drives one open connection until the window closes (or another connection fails).
+pub fn drive(
+    mut stream: TcpStream,
+    s: &Setup,
+    ctl: &Control,
+    failed: &AtomicBool,
+    meter: &mut WorkerMeter,
+) -> Result<(), std::io::Error> {
+    let request = s.request_bytes as usize;
+    let response = s.response_bytes as usize;
+    let out = vec![b'q'; request.min(CHUNK_BYTES)];
+    let mut inbuf = vec![0u8; response.min(CHUNK_BYTES)];
+    while meter.tick(ctl) && !failed.load(Ordering::Relaxed) {
+        let t0 = Instant::now();
+        match s.mode {
+            Mode::Rr => {
+                write_full(&mut stream, &out, request, s.timeout)?;
+                if !read_full(&mut stream, &mut inbuf, response, s.timeout)? {
+                    return Err(ErrorKind::UnexpectedEof.into());
+                }
+                meter.count(ctl, "rr", t0.elapsed().as_nanos() as u64, 1.0, response as u64, request as u64);
+            }
+            Mode::StreamToPeer => {
+                write_full(&mut stream, &out, request, s.timeout)?;
+                let ns = t0.elapsed().as_nanos() as u64;
+                meter.count(ctl, "write", ns, request as f64, 0, request as u64);
+            }
+            Mode::StreamFromPeer => {
+                if !read_full(&mut stream, &mut inbuf, response, s.timeout)? {
+                    return Err(ErrorKind::UnexpectedEof.into());
+                }
+                let ns = t0.elapsed().as_nanos() as u64;
+                meter.count(ctl, "read", ns, response as f64, response as u64, 0);
+            }
+        }
+    }
+    Ok(())
+}

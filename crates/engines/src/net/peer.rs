@@ -1,0 +1,415 @@
+//! The peer of the `net` engine: accepts benchmark connections and serves them, one thread per
+//! connection (as uperf's slave does), within limits: a bounded number of connections, at
+//! most 256 KiB of buffer per connection, a deadline for the hello and for every read or
+//! write. Garbage, a wrong token or a slow client costs one connection, never the peer.
+//!
+//! The same peer runs inside racehorse (the default loopback case, started and stopped
+//! around each cell) and as `racehorse serve` on another host. Its threads' CPU time can be
+//! read at any moment, so the engine can charge the peer's CPU to the measured window.
+
+use super::protocol::{tokens_match, write_reply, Hello, Mode, Status};
+use super::sockets::{set_buffers, thread_clock, ThreadClock};
+use racehorse_machine::rusage::{thread_cpu, CpuTime};
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Largest buffer a connection allocates; longer messages move in pieces.
+pub const CHUNK_BYTES: usize = 256 << 10;
+
+/// How a peer behaves.
+#[derive(Debug, Clone)]
+pub struct PeerConfig {
+    /// The token clients must present; None accepts any (loopback only).
+    pub token: Option<Vec<u8>>,
+    pub max_connections: usize,
+    /// Time a client has to send its hello.
+    pub hello_timeout: Duration,
+    /// Longest wait for any read or write once serving.
+    pub exchange_timeout: Duration,
+    /// SO_SNDBUF / SO_RCVBUF for accepted connections (0 = the kernel's autotuning).
+    pub sndbuf_bytes: u64,
+    pub rcvbuf_bytes: u64,
+}
+
+impl Default for PeerConfig {
+    fn default() -> Self {
+        PeerConfig {
+            token: None,
+            max_connections: 1024,
+            hello_timeout: Duration::from_secs(5),
+            exchange_timeout: Duration::from_secs(30),
+            sndbuf_bytes: 0,
+            rcvbuf_bytes: 0,
+        }
+    }
+}
+
+/// What the peer has seen so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeerCounts {
+    pub accepted: u64,
+    /// Connections that presented a valid hello and token and were served.
+    pub served: u64,
+    pub bad_hello: u64,
+    pub bad_token: u64,
+    pub busy: u64,
+}
+
+struct Entry {
+    fd: Option<RawFd>,
+    clock: Option<ThreadClock>,
+}
+
+#[derive(Default)]
+struct Threads {
+    live: HashMap<u64, Entry>,
+    next_id: u64,
+    /// CPU of threads that have ended.
+    retired: CpuTime,
+}
+
+struct Shared {
+    cfg: PeerConfig,
+    stop: AtomicBool,
+    threads: Mutex<Threads>,
+    accepted: AtomicU64,
+    served: AtomicU64,
+    bad_hello: AtomicU64,
+    bad_token: AtomicU64,
+    busy: AtomicU64,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Threads> {
+        self.threads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers the calling thread; `fd` is shut down by [`Peer::stop`].
+    fn enter(&self, id: u64, fd: Option<RawFd>) {
+        let mut t = self.lock();
+        t.live.insert(id, Entry { fd, clock: thread_clock() });
+    }
+
+    /// Moves the calling thread's CPU to `retired` and forgets it.
+    fn leave(&self, id: u64) {
+        let mut t = self.lock();
+        t.live.remove(&id);
+        let cpu = thread_cpu();
+        t.retired.user_s += cpu.user_s;
+        t.retired.kernel_s += cpu.kernel_s;
+    }
+}
+
+/// A running peer. Dropping it stops it.
+pub struct Peer {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    listener: Option<JoinHandle<()>>,
+}
+
+impl Peer {
+    /// Binds `listen` and starts accepting.
+    pub fn start(listen: SocketAddr, cfg: PeerConfig) -> std::io::Result<Peer> {
+        let listener = TcpListener::bind(listen)?;
+        set_buffers(listener.as_raw_fd(), cfg.sndbuf_bytes, cfg.rcvbuf_bytes)?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            cfg,
+            stop: AtomicBool::new(false),
+            threads: Mutex::new(Threads::default()),
+            accepted: AtomicU64::new(0),
+            served: AtomicU64::new(0),
+            bad_hello: AtomicU64::new(0),
+            bad_token: AtomicU64::new(0),
+            busy: AtomicU64::new(0),
+        });
+        let sh = shared.clone();
+        let handle = std::thread::Builder::new()
+            .name("net-peer-accept".into())
+            .stack_size(128 << 10)
+            .spawn(move || accept_loop(&sh, listener))?;
+        Ok(Peer { shared, addr, listener: Some(handle) })
+    }
+
+    /// The address the peer listens on (with the port the kernel chose for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn counts(&self) -> PeerCounts {
+        let sh = &self.shared;
+        PeerCounts {
+            accepted: sh.accepted.load(Ordering::Relaxed),
+            served: sh.served.load(Ordering::Relaxed),
+            bad_hello: sh.bad_hello.load(Ordering::Relaxed),
+            bad_token: sh.bad_token.load(Ordering::Relaxed),
+            busy: sh.busy.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Connections being served now.
+    pub fn live_connections(&self) -> usize {
+        self.shared.lock().live.len().saturating_sub(1)
+    }
+
+    /// CPU used by all of the peer's threads so far (ended ones included).
+    pub fn cpu(&self) -> CpuTime {
+        let t = self.shared.lock();
+        let mut cpu = t.retired;
+        for e in t.live.values() {
+            if let Some(c) = &e.clock {
+                let now = c.cpu();
+                cpu.user_s += now.user_s;
+                cpu.kernel_s += now.kernel_s;
+            }
+        }
+        cpu
+    }
+
+    /// Stops accepting, cuts every connection and waits (up to 5 s) for their threads.
+    pub fn stop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.listener.take() {
+            let _ = h.join();
+        }
+        self.cut_connections();
+        let limit = Instant::now() + Duration::from_secs(5);
+        while !self.shared.lock().live.is_empty() && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Shuts every served connection down (both directions); their threads then end.
+    pub fn cut_connections(&self) {
+        let t = self.shared.lock();
+        for e in t.live.values() {
+            if let Some(fd) = e.fd {
+                // SAFETY: the fd is open: its thread removes the entry before closing it, and
+                // that removal needs the lock we hold.
+                unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+            }
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn accept_loop(sh: &Arc<Shared>, listener: TcpListener) {
+    let me = {
+        let mut t = sh.lock();
+        t.next_id += 1;
+        t.next_id
+    };
+    sh.enter(me, None);
+    let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    while !sh.stop.load(Ordering::Relaxed) {
+        // SAFETY: poll on one valid pollfd we own.
+        let ready = unsafe { libc::poll(&mut pfd, 1, 100) };
+        if ready <= 0 {
+            continue;
+        }
+        match listener.accept() {
+            Ok((stream, _)) => admit(sh, stream),
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
+            // Out of descriptors or memory: back off instead of spinning.
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    sh.leave(me);
+}
+
+/// Starts a thread for a new connection, or turns it away when the peer is full.
+fn admit(sh: &Arc<Shared>, mut stream: TcpStream) {
+    sh.accepted.fetch_add(1, Ordering::Relaxed);
+    let _ = stream.set_nonblocking(false);
+    let id = {
+        let mut t = sh.lock();
+        // The accept thread has an entry too.
+        if t.live.len() > sh.cfg.max_connections {
+            drop(t);
+            sh.busy.fetch_add(1, Ordering::Relaxed);
+            let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+            let reason = format!("the peer serves at most {} connections", sh.cfg.max_connections);
+            let _ = write_reply(&mut stream, Status::Busy, &reason);
+            return;
+        }
+        t.next_id += 1;
+        let id = t.next_id;
+        t.live.insert(id, Entry { fd: Some(stream.as_raw_fd()), clock: None });
+        id
+    };
+    let sh2 = sh.clone();
+    let spawned =
+        std::thread::Builder::new().name("net-peer-conn".into()).stack_size(128 << 10).spawn(move || {
+            sh2.enter(id, Some(stream.as_raw_fd()));
+            serve(&sh2, &mut stream);
+            sh2.leave(id);
+            drop(stream);
+        });
+    if spawned.is_err() {
+        sh.lock().live.remove(&id);
+    }
+}
+
+/// Reads the hello, answers it and serves the connection until it ends.
+fn serve(sh: &Shared, stream: &mut TcpStream) {
+    let cfg = &sh.cfg;
+    if stream.set_read_timeout(Some(cfg.hello_timeout)).is_err()
+        || stream.set_write_timeout(Some(cfg.hello_timeout)).is_err()
+    {
+        return;
+    }
+    let mut timed = Deadline { s: stream, until: Instant::now() + cfg.hello_timeout };
+    let hello = match Hello::read_from(&mut timed) {
+        Err(_) => {
+            sh.bad_hello.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        Ok(Err(e)) => {
+            sh.bad_hello.fetch_add(1, Ordering::Relaxed);
+            let _ = write_reply(stream, Status::BadHello, &e.to_string());
+            return;
+        }
+        Ok(Ok(h)) => h,
+    };
+    if let Some(expected) = &cfg.token {
+        if !tokens_match(expected, &hello.token) {
+            sh.bad_token.fetch_add(1, Ordering::Relaxed);
+            let _ = write_reply(stream, Status::BadToken, "wrong token (see --token / RACEHORSE_TOKEN)");
+            return;
+        }
+    }
+    let _ = stream.set_nodelay(true);
+    if write_reply(stream, Status::Ok, "").is_err()
+        || stream.set_read_timeout(Some(cfg.exchange_timeout)).is_err()
+        || stream.set_write_timeout(Some(cfg.exchange_timeout)).is_err()
+    {
+        return;
+    }
+    sh.served.fetch_add(1, Ordering::Relaxed);
+    // Every way a served connection ends (client closed, timeout, reset) is normal here.
+    let _ = match hello.mode {
+        Mode::Rr => serve_rr(
+            stream,
+            hello.request_bytes as usize,
+            hello.response_bytes as usize,
+            cfg.exchange_timeout,
+        ),
+        Mode::StreamToPeer => drain(stream, hello.request_bytes as usize),
+        Mode::StreamFromPeer => pour(stream, hello.response_bytes as usize, cfg.exchange_timeout),
+    };
+}
+
+/// Reads with one deadline for all reads, so a client trickling its hello byte by byte
+/// cannot hold a connection longer than the hello timeout.
+struct Deadline<'a> {
+    s: &'a mut TcpStream,
+    until: Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ErrorKind::TimedOut.into());
+        }
+        self.s.set_read_timeout(Some(left))?;
+        self.s.read(buf)
+    }
+}
+
+/// Fails a message that has been moving for longer than `limit`. The socket's own timeout
+/// bounds each wait; this bounds a peer that trickles (each call moving a few bytes in time).
+/// The clock is read only once a message has needed more than one call.
+fn check_pace(started: &mut Option<Instant>, limit: Duration) -> std::io::Result<()> {
+    let t = *started.get_or_insert_with(Instant::now);
+    if t.elapsed() > limit {
+        return Err(std::io::Error::new(ErrorKind::TimedOut, "the other end moves the message too slowly"));
+    }
+    Ok(())
+}
+
+/// Reads exactly `n` bytes in `buf`-sized pieces within `limit`; Ok(false) on a clean end
+/// before any byte.
+pub fn read_full(s: &mut impl Read, buf: &mut [u8], n: usize, limit: Duration) -> std::io::Result<bool> {
+    let mut done = 0;
+    let mut started = None;
+    while done < n {
+        let want = (n - done).min(buf.len());
+        match s.read(&mut buf[..want]) {
+            Ok(0) if done == 0 => return Ok(false),
+            Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+            Ok(k) => done += k,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        if done < n {
+            check_pace(&mut started, limit)?;
+        }
+    }
+    Ok(true)
+}
+
+/// Writes `n` bytes from `buf` (repeated as needed) within `limit`.
+pub fn write_full(s: &mut impl Write, buf: &[u8], n: usize, limit: Duration) -> std::io::Result<()> {
+    let mut left = n;
+    let mut started = None;
+    while left > 0 {
+        let k = left.min(buf.len());
+        match s.write(&buf[..k]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(w) => left -= w,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        if left > 0 {
+            check_pace(&mut started, limit)?;
+        }
+    }
+    Ok(())
+}
+
+fn serve_rr(s: &mut TcpStream, request: usize, response: usize, limit: Duration) -> std::io::Result<()> {
+    let mut inbuf = vec![0u8; request.min(CHUNK_BYTES)];
+    let outbuf = vec![b'r'; response.min(CHUNK_BYTES)];
+    while read_full(s, &mut inbuf, request, limit)? {
+        write_full(s, &outbuf, response, limit)?;
+    }
+    Ok(())
+}
+
+/// Reads and discards, a message's worth at a time (as uperf's and iperf3's receivers do:
+/// a buffer that stays in the cache).
+fn drain(s: &mut TcpStream, message: usize) -> std::io::Result<()> {
+    let mut buf = vec![0u8; message.min(CHUNK_BYTES)];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn pour(s: &mut TcpStream, message: usize, limit: Duration) -> std::io::Result<()> {
+    let buf = vec![b's'; message.min(CHUNK_BYTES)];
+    loop {
+        write_full(s, &buf, message, limit)?;
+    }
+}
+
+#[cfg(test)]
+#[path = "peer_tests.rs"]
+mod tests;
