@@ -125,8 +125,9 @@ pub enum RunFormat {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// What to run: a preset (quick, standard, disk-configs, hotplug), a workload (see `racehorse
-    /// workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, null), or a suite .toml file
+    /// What to run: a preset (quick, standard, disk-configs, hotplug, lmbench, reaim), a workload (see
+    /// `racehorse workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, micro, mix,
+    /// null), or a suite .toml file
     pub what: String,
     /// Label for the run, used by show/compare (default: the preset, workload or file name)
     #[arg(long)]
