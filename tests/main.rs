@@ -5,6 +5,7 @@ mod common;
 mod compare_cli;
 mod disk_cli;
 mod micro_cli;
+mod mix_cli;
 mod net_cli;
 mod oltp_cli;
 mod paging_cli;

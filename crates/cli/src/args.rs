@@ -155,10 +155,10 @@ pub enum RunFormat {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// What to run: a preset (quick, standard, disk-configs, hotplug, lmbench, net), a workload (see
-    /// `racehorse workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, micro, oltp,
-    /// sysbench, analytics, iperf3, null), or a suite .toml file; a preset wins over a workload of the
-    /// same name (net)
+    /// What to run: a preset (quick, standard, disk-configs, hotplug, lmbench, net, reaim), a workload
+    /// (see `racehorse workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, micro,
+    /// oltp, sysbench, analytics, net, iperf3, mix, null), or a suite .toml file; a preset wins over a
+    /// workload of the same name (net)
     pub what: String,
     /// Label for the run, used by show/compare (default: the preset, workload or file name)
     #[arg(long)]

@@ -103,6 +103,40 @@ fn print_extras(
     print!("{}", t.render());
 }
 
+/// For load ramps (jobs counted per `users`, as the mix engine does): per ramp (the other
+/// parameters and the variant), the peak jobs/min and its load, and the highest load run
+/// before the ramp stopped. Medians over repetitions.
+fn print_ramps(
+    rows: &[&(String, String, String)],
+    groups: &BTreeMap<(String, String, String), Vec<&CellResult>>,
+) {
+    let mut ramps: BTreeMap<(String, String), Vec<(u64, f64)>> = BTreeMap::new();
+    for k in rows {
+        let ok: Vec<&CellResult> =
+            groups[*k].iter().copied().filter(|c| c.status == CellStatus::Ok).collect();
+        let Some(first) = ok.first() else { continue };
+        let Some(users) = first.spec.params.get("users").and_then(|v| v.as_u64()) else { continue };
+        let mut others = first.spec.params.clone();
+        others.remove("users");
+        let label = others.iter().map(|(k, v)| format!("{k}={}", shown(k, v))).collect::<Vec<_>>().join(" ");
+        if let Some(m) = median_of(&ok, |c| Some(c.throughput() * 60.0)) {
+            ramps.entry((k.1.clone(), label)).or_default().push((users, m.median));
+        }
+    }
+    for ((variant, label), mut points) in ramps {
+        points.sort_by_key(|p| p.0);
+        let Some(peak) = points.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)) else { continue };
+        let reached = points.last().map_or(0, |p| p.0);
+        println!(
+            "ramp [{variant}] {label}: peak {} jobs/min at {} users ({} jobs/min per user); {} loads up to {reached} users",
+            num(peak.1),
+            peak.0,
+            num(peak.1 / peak.0.max(1) as f64),
+            points.len()
+        );
+    }
+}
+
 pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
@@ -199,6 +233,9 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
             }
         }
         print!("{}", t.render());
+        if unit == WorkUnit::Jobs {
+            print_ramps(&rows, &groups);
+        }
         print_extras(&rows, &groups);
         for (i, k) in rows.iter().enumerate() {
             if let Some(m) = racehorse_report::profile::merge(&groups[*k]) {

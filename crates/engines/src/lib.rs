@@ -13,6 +13,7 @@ pub mod error;
 pub mod fileserver;
 pub mod fio;
 pub mod micro;
+pub mod mix;
 pub mod net;
 pub mod null;
 pub mod oltp;
@@ -28,7 +29,7 @@ pub use options::{OptKind, OptionSpec};
 pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};
 pub use registry::{find, registry};
 
-use racehorse_core::{CellSpec, Value, WorkUnit};
+use racehorse_core::{CellSpec, Params, Value, WorkUnit};
 use std::path::PathBuf;
 
 /// What an engine needs from the runner and the machine.
@@ -54,6 +55,17 @@ pub struct MemoryLimit {
     /// A zram swap device of this many bytes for the cell (set up before the limit, removed
     /// after it; root).
     pub zram_bytes: Option<u64>,
+}
+
+/// One finished point of a load ramp (see [`Engine::ramp_next`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RampPoint {
+    /// The point's parameters (the load included).
+    pub params: Params,
+    /// Its throughput in units per second; None when the cell failed.
+    pub units_per_s: Option<f64>,
+    /// Its measured window in seconds.
+    pub window_s: f64,
 }
 
 /// Everything an engine gets to prepare one cell.
@@ -129,6 +141,14 @@ pub trait Engine: Send + Sync {
     /// `cleanup`, on every path).
     fn memory_limit(&self, _ctx: &CellContext) -> Result<Option<MemoryLimit>, EngineError> {
         Ok(None)
+    }
+    /// Engines whose load grows from cell to cell until a stop rule holds (mix, as re-aim
+    /// ramps its users): `planned` is the cell as planned and `done` the points of this ramp
+    /// run so far, oldest first. Returns the parameters of the next point, or None to end the
+    /// ramp. With `done` empty, Some says that the planned cell is a ramp and gives its first
+    /// point; None (the default) makes it an ordinary cell.
+    fn ramp_next(&self, _planned: &CellSpec, _done: &[RampPoint]) -> Option<Params> {
+        None
     }
     /// Sets up one cell (create files, parse loadfiles) outside the measured window.
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError>;

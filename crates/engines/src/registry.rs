@@ -18,6 +18,7 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::analytics::Analytics,
         &crate::net::Net,
         &crate::net::iperf3::Iperf3,
+        &crate::mix::Mix,
         &crate::null::Null,
     ]
 }

@@ -75,6 +75,41 @@ fn compare_scaling(c: &Comparison, t: &WorkloadTable) -> Option<String> {
     Some(chart.to_svg())
 }
 
+/// seed 000's "relative performance" chart: the throughput change vs base (%) against the
+/// load axis, one line per other parameter set (e.g. per CPU count), per new side.
+fn compare_relative(c: &Comparison, t: &WorkloadTable, side: usize) -> Option<String> {
+    let axis = load_axis(&t.columns)?;
+    let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for row in &t.rows {
+        let Some((x, key)) = split_load(&row.params, &axis, &t.columns) else { continue };
+        let gain =
+            row.sides.get(side)?.as_ref().and_then(|s| s.metric(Metric::Throughput)).and_then(|m| m.gain_pct);
+        if let Some(g) = gain {
+            lines.entry(key).or_default().push((x, g));
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let series = lines
+        .into_iter()
+        .enumerate()
+        .map(|(color, (key, mut points))| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { name: if key.is_empty() { "all".into() } else { key }, points, dashed: false, color }
+        })
+        .collect();
+    let vs = if c.news.len() > 1 { format!(", {}", c.news[side].name) } else { String::new() };
+    let chart = LineChart {
+        title: format!("{}: relative throughput vs {axis}{vs}", t.title()),
+        x_label: axis.clone(),
+        y_label: "throughput change vs base (%)".into(),
+        series,
+        y_from_zero: true,
+    };
+    Some(chart.to_svg())
+}
+
 /// Relative throughput and CPU-per-unit change per point, one bar chart each per new side.
 fn compare_bars(c: &Comparison, t: &WorkloadTable, side: usize, metric: Metric) -> String {
     let bars: Vec<Bar> = t
@@ -152,6 +187,7 @@ fn compare_cpu(c: &Comparison, t: &WorkloadTable) -> String {
 pub fn compare_charts(c: &Comparison, t: &WorkloadTable) -> Vec<String> {
     let mut out: Vec<String> = compare_scaling(c, t).into_iter().collect();
     for side in 0..c.news.len() {
+        out.extend(compare_relative(c, t, side));
         out.push(compare_bars(c, t, side, Metric::Throughput));
         out.push(compare_bars(c, t, side, Metric::CpuTotalPerUnit));
     }
@@ -248,4 +284,24 @@ pub fn run_charts(t: &RunTable) -> Vec<String> {
     out.push(run_cpu(t));
     out.extend(run_monitor(t));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{compare, CompareOptions};
+    use crate::synth::{synthetic_side, Shape};
+
+    /// seed 000's relative-performance chart: one line per CPU count over the load axis.
+    #[test]
+    fn relative_chart_has_a_line_per_cpu_count_over_the_load() {
+        let base = synthetic_side(1, "old", &Shape::default());
+        let new = synthetic_side(2, "new", &Shape { speed: 1.3, ..Shape::default() });
+        let c = compare(&base, &[new], &CompareOptions::default(), &|_: &str| "Area".to_string()).unwrap();
+        let t = &c.tables[0];
+        let svg = compare_relative(&c, t, 0).expect("a load axis");
+        assert!(svg.contains("relative throughput vs clients"), "{svg}");
+        assert!(svg.contains("cpus=1") && svg.contains("cpus=2"), "one series per CPU count");
+        assert!(compare_charts(&c, t).iter().any(|s| s == &svg));
+    }
 }

@@ -311,21 +311,25 @@ impl Runner {
 
 /// Counts and state carried across the cells of a run (and its adaptive rounds).
 #[derive(Default)]
-struct Progress {
+pub(crate) struct Progress {
     ok: usize,
     failed: usize,
-    interrupted: bool,
+    pub(crate) interrupted: bool,
     method: Option<String>,
     variant: InForce,
     tracker: Tracker,
+    /// Cells started so far: the next cell's index (cells are numbered as they run).
+    issued: usize,
+    /// The run's cell count as known now (adaptive rounds and ramps add cells).
+    pub(crate) total: usize,
 }
 
-/// Runs `cells` in order; stops early on interrupt. `total` is the run's cell count so far.
+/// Runs `cells` in order; stops early on interrupt. A cell whose engine ramps its load
+/// ([`Engine::ramp_next`]) becomes a ramp of cells, one per load point.
 fn run_cells(
     runner: &Runner,
     plan: &Plan,
     cells: &[PlannedCell],
-    total: usize,
     guard: &mut Guard,
     emit: &mut dyn FnMut(Event) -> Result<(), String>,
     p: &mut Progress,
@@ -338,20 +342,47 @@ fn run_cells(
         if p.variant.index != Some(cell.variant) {
             runner.enter_variant(plan, cell.variant, guard, &mut p.variant);
         }
-        emit(Event::CellStarted { index: cell.index, cells: total, spec: cell.spec.clone() })?;
-        let result = runner.run_cell(cell, guard, emit, &mut p.method, &p.variant)?;
-        match result.status {
-            CellStatus::Ok => p.ok += 1,
-            CellStatus::Failed => p.failed += 1,
-            CellStatus::Interrupted => p.interrupted = true,
+        let ramp =
+            find(&cell.spec.workload).and_then(|e| e.ramp_next(&cell.spec, &[]).map(|first| (e, first)));
+        match ramp {
+            Some((engine, first)) => crate::ramp::run_ramp(runner, cell, engine, first, guard, emit, p)?,
+            None => {
+                run_point(runner, cell.clone(), guard, emit, p)?;
+            }
         }
-        p.tracker.record(&result);
-        emit(Event::CellFinished { index: cell.index, result: Box::new(result) })?;
         if p.interrupted {
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// Runs one cell, numbered as the next one, and hands its result to the sinks.
+pub(crate) fn run_point(
+    runner: &Runner,
+    mut cell: PlannedCell,
+    guard: &mut Guard,
+    emit: &mut dyn FnMut(Event) -> Result<(), String>,
+    p: &mut Progress,
+) -> Result<racehorse_engines::RampPoint, String> {
+    cell.index = p.issued;
+    p.issued += 1;
+    p.total = p.total.max(p.issued);
+    emit(Event::CellStarted { index: cell.index, cells: p.total, spec: cell.spec.clone() })?;
+    let result = runner.run_cell(&cell, guard, emit, &mut p.method, &p.variant)?;
+    match result.status {
+        CellStatus::Ok => p.ok += 1,
+        CellStatus::Failed => p.failed += 1,
+        CellStatus::Interrupted => p.interrupted = true,
+    }
+    p.tracker.record(&result);
+    let point = racehorse_engines::RampPoint {
+        params: cell.spec.params.clone(),
+        units_per_s: (result.status == CellStatus::Ok).then(|| result.throughput()),
+        window_s: result.window.as_secs_f64(),
+    };
+    emit(Event::CellFinished { index: cell.index, result: Box::new(result) })?;
+    Ok(point)
 }
 
 /// Runs the whole plan. Sink errors (e.g. the store cannot write) stop the run with Err;
@@ -378,21 +409,20 @@ pub fn execute(
         cells: plan.cells.len(),
         eta: racehorse_core::Nanos::from_duration(plan.eta()),
     })?;
-    let mut p = Progress::default();
-    let mut total = plan.cells.len();
-    run_cells(runner, plan, &plan.cells, total, guard, &mut emit, &mut p)?;
+    let mut p = Progress { total: plan.cells.len(), ..Progress::default() };
+    run_cells(runner, plan, &plan.cells, guard, &mut emit, &mut p)?;
     let mut adaptive_summary = None;
     if let Some(a) = plan.suite.adaptive {
-        let first = total;
+        let first = p.issued;
         while !p.interrupted {
-            let round = next_round(plan, &p.tracker, &a, total);
+            let round = next_round(plan, &p.tracker, &a, p.issued);
             if round.is_empty() {
                 break;
             }
-            total += round.len();
-            run_cells(runner, plan, &round, total, guard, &mut emit, &mut p)?;
+            p.total = p.issued + round.len();
+            run_cells(runner, plan, &round, guard, &mut emit, &mut p)?;
         }
-        adaptive_summary = Some(adaptive::summary(plan, &p.tracker, &a, total - first));
+        adaptive_summary = Some(adaptive::summary(plan, &p.tracker, &a, p.issued - first));
     }
     let status = if p.interrupted {
         RunStatus::Interrupted
@@ -406,7 +436,7 @@ pub fn execute(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sinks::Sink;
     use crate::suite::Suite;
@@ -414,7 +444,7 @@ mod tests {
     use std::path::Path;
 
     #[derive(Default)]
-    struct Collect(Vec<Event>);
+    pub(crate) struct Collect(pub(crate) Vec<Event>);
     impl Sink for Collect {
         fn event(&mut self, e: &Event) -> Result<(), String> {
             self.0.push(e.clone());
@@ -423,7 +453,7 @@ mod tests {
     }
 
     /// A copy of the vm2 fixture machine and a fake-clock runner over it.
-    fn fixture_runner(tmp: &Path, abort: bool, drop_caches: bool) -> (Runner, Guard) {
+    pub(crate) fn fixture_runner(tmp: &Path, abort: bool, drop_caches: bool) -> (Runner, Guard) {
         let root = racehorse_machine::fixtures::copy_fixture("vm2", tmp);
         let runner = Runner {
             root: root.clone(),

@@ -11,6 +11,7 @@ pub mod plan;
 pub mod presets;
 pub mod profile;
 pub mod profiling;
+mod ramp;
 pub mod sinks;
 pub mod suite;
 pub mod variant;

@@ -32,6 +32,11 @@ pub const PRESETS: &[(&str, &str)] = &[
          30k streams (read, write) at 1, 10, 50 and 250 connections; 20 s windows, 1 rep (~9 min); \
          --peer HOST:PORT for a `racehorse serve` elsewhere",
     ),
+    (
+        "reaim",
+        "seed 000's re-aim study, quick: mix ramps of fserver and compute (re-aim 7's mixes) from 1 user until \
+         throughput drops after its peak, on 1 and all CPUs; small disk files; 1 rep (< 10 min on 2 CPUs)",
+    ),
 ];
 
 /// seed 000's uperf matrix: three request/response profiles and two streams, each over 1,
@@ -42,6 +47,18 @@ const NET: &str = "name = \"net\"\nruntime = \"20s\"\nwarmup = \"5s\"\nreps = 1\
     [[workload]]\nengine = \"net\"\nmode = \"rr\"\nrequest = 200\nresponse = \"30k\"\nconnections = [1, 10, 50, 250]\n\n\
     [[workload]]\nengine = \"net\"\nmode = [\"stream-read\", \"stream-write\"]\nmessage = \"30k\"\n\
     connections = [1, 10, 50, 250]\n";
+
+/// seed 000's re-aim runs, scaled down: a ramp per workfile and CPU count; POOLSIZE is a tenth
+/// of re-aim's default so that the O_SYNC tasks do not dominate on a slow disk.
+fn reaim(all: u32) -> String {
+    format!(
+        "name = \"reaim\"\nruntime = \"20s\"\nwarmup = \"0s\"\nreps = 1\ncpus = {}\n\n\
+         [[workload]]\nengine = \"mix\"\nworkfile = [\"fserver\", \"compute\"]\nusers = 0\njobs = 100\n\
+         stop = \"peak\"\nmax_users = {}\nfilesize = \"10k\"\npoolsize = \"100k\"\ntimeout = 120\n",
+        cpu_axis(all),
+        64 * all.max(1)
+    )
+}
 
 /// The cache levels of this machine (sysfs) as `level` values, then main memory.
 fn micro_levels() -> Vec<String> {
@@ -148,6 +165,7 @@ pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
         "hotplug" => hotplug(all_cpus),
         "lmbench" => micro(&micro_levels()),
         "net" => NET.to_string(),
+        "reaim" => reaim(all_cpus),
         "disk-regression" => "name = \"disk-regression\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\n\n\
              [[workload]]\nengine = \"diskio\"\n\
              phase = [\"write\", \"rewrite\", \"read\", \"reread\", \"randread\", \"randwrite\"]\n\
@@ -176,6 +194,23 @@ mod tests {
         let p = s.variants[2].plugd.as_ref().unwrap();
         assert_eq!((p.cpu_min, p.cpu_max, p.update), (Some(2), Some(5), Some(10)));
         assert!(p.config_text().unwrap().contains("HOTPLUG=\"(loadavg > onumcpus + 0.75) & (idle < 10.0)\""));
+    }
+
+    #[test]
+    fn reaim_ramps_both_mixes_on_one_and_all_cpus() {
+        let s = preset("reaim", 2).unwrap().unwrap();
+        assert_eq!(s.cpus, [1, 2]);
+        let p = crate::plan::Plan::expand(&s, 2, 2).unwrap();
+        let mixes: Vec<String> = p.cells.iter().map(|c| c.spec.params["workfile"].to_string()).collect();
+        assert_eq!(mixes.len(), 4, "{mixes:?}");
+        for c in &p.cells {
+            let ramp = racehorse_engines::find("mix").unwrap().ramp_next(&c.spec, &[]);
+            assert_eq!(
+                ramp.map(|p| p["users"].clone()),
+                Some(racehorse_core::Value::Int(1)),
+                "a ramp from 1 user"
+            );
+        }
     }
 
     #[test]
