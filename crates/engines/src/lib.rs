@@ -5,6 +5,7 @@
 //! units of work and record latencies; they never print.
 
 pub mod command;
+pub mod compute;
 pub mod control;
 pub mod dbench;
 pub mod diskio;

@@ -13,6 +13,7 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::paging::Paging,
         &crate::command::CommandEngine,
         &crate::micro::Micro,
+        &crate::compute::Compute,
         &crate::null::Null,
     ]
 }

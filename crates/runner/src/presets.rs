@@ -26,7 +26,24 @@ pub const PRESETS: &[(&str, &str)] = &[
         "seed 000's lmbench table with the micro engine: kernel latencies, select over 10-500 descriptors, bandwidths and \
          the memory chase inside each cache level and main memory, the cache sweep; 1 rep (< 1 min)",
     ),
+    (
+        "compute",
+        "seed 000's compute-intense suite, quick sizes (< 2 s per case): the integer and floating-point suites and \
+         telco, each case in its own pinned process, self-checked; scores and their geometric means; 5 reps (~2 min)",
+    ),
+    (
+        "compute-standard",
+        "the compute suite in its standard sizes (5-30 s per case); 3 reps (~30 min)",
+    ),
 ];
+
+/// seed 000's compute suites as three cells (integer, floating point, telco) of `size`.
+fn compute(name: &str, size: &str, reps: u32) -> String {
+    format!(
+        "name = \"{name}\"\nruntime = \"1s\"\nwarmup = \"0s\"\nreps = {reps}\ndrop_caches = false\n\n\
+         [[workload]]\nengine = \"compute\"\ncase = [\"int\", \"fp\", \"telco\"]\nsize = \"{size}\"\n"
+    )
+}
 
 /// The cache levels of this machine (sysfs) as `level` values, then main memory.
 fn micro_levels() -> Vec<String> {
@@ -132,6 +149,8 @@ pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
         "disk-configs" => disk_configs(),
         "hotplug" => hotplug(all_cpus),
         "lmbench" => micro(&micro_levels()),
+        "compute" => compute("compute", "quick", 5),
+        "compute-standard" => compute("compute-standard", "standard", 3),
         "disk-regression" => "name = \"disk-regression\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\n\n\
              [[workload]]\nengine = \"diskio\"\n\
              phase = [\"write\", \"rewrite\", \"read\", \"reread\", \"randread\", \"randwrite\"]\n\
