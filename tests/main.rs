@@ -3,6 +3,7 @@
 mod command_cli;
 mod common;
 mod compare_cli;
+mod compute_cli;
 mod disk_cli;
 mod micro_cli;
 mod mix_cli;

@@ -155,10 +155,10 @@ pub enum RunFormat {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// What to run: a preset (quick, standard, disk-configs, hotplug, lmbench, net, reaim), a workload
-    /// (see `racehorse workloads`: fileserver, dbench, diskio, fio, smallread, paging, command, micro,
-    /// oltp, sysbench, analytics, net, iperf3, mix, null), or a suite .toml file; a preset wins over a
-    /// workload of the same name (net)
+    /// What to run: a preset (quick, standard, disk-configs, hotplug, lmbench, net, reaim, compute,
+    /// compute-standard), a workload (see `racehorse workloads`: fileserver, dbench, diskio, fio,
+    /// smallread, paging, command, micro, oltp, sysbench, analytics, net, iperf3, mix, compute, null), or
+    /// a suite .toml file; a preset wins over a workload of the same name (net, compute)
     pub what: String,
     /// Label for the run, used by show/compare (default: the preset, workload or file name)
     #[arg(long)]
@@ -208,6 +208,14 @@ pub struct RunArgs {
     /// `-o destructive=true`
     #[arg(long)]
     pub destructive: bool,
+    /// C compiler for the compute engine's integer kernels (the same as `-o cc=CC`); they are
+    /// compiled at prepare time and their checksums checked against the Rust kernels'
+    #[arg(long, value_name = "CC")]
+    pub cc: Option<String>,
+    /// Flags for --cc, taken whole; repeat to compare variants (an axis), e.g.
+    /// --cflags=-O2 --cflags='-O3 -march=native'
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub cflags: Vec<String>,
     /// Limit the memory of the whole run (workload threads and harness) with a cgroup, e.g.
     /// 512M; root only; restored afterwards (seed 004's setup for cold disk reads)
     #[arg(long, value_name = "SIZE")]

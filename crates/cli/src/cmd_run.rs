@@ -61,7 +61,8 @@ fn parse_opt(text: &str) -> Result<(String, Vec<String>), Failure> {
     Ok((name.trim().to_string(), vals.split(',').map(|v| v.trim().to_string()).collect()))
 }
 
-/// Engine option values given on the command line (`--clients`, `--destructive`, `--opt`).
+/// Engine option values given on the command line (`--clients`, `--destructive`, `--cc`,
+/// `--cflags`, `--opt`).
 fn flag_options(a: &RunArgs) -> Result<Vec<(String, Vec<String>)>, Failure> {
     let mut out = Vec::new();
     if !a.clients.is_empty() {
@@ -78,6 +79,12 @@ fn flag_options(a: &RunArgs) -> Result<Vec<(String, Vec<String>)>, Failure> {
     }
     if let Some(peer) = &a.peer {
         out.push(("peer".to_string(), vec![peer.clone()]));
+    }
+    if let Some(cc) = &a.cc {
+        out.push(("cc".to_string(), vec![cc.clone()]));
+    }
+    if !a.cflags.is_empty() {
+        out.push(("cflags".to_string(), a.cflags.clone()));
     }
     for o in &a.opts {
         out.push(parse_opt(o)?);

@@ -6,6 +6,7 @@
 
 pub mod analytics;
 pub mod command;
+pub mod compute;
 pub mod control;
 pub mod dbench;
 pub mod diskio;

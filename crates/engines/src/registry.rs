@@ -19,6 +19,7 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::net::Net,
         &crate::net::iperf3::Iperf3,
         &crate::mix::Mix,
+        &crate::compute::Compute,
         &crate::null::Null,
     ]
 }

@@ -37,6 +37,15 @@ pub const PRESETS: &[(&str, &str)] = &[
         "seed 000's re-aim study, quick: mix ramps of fserver and compute (re-aim 7's mixes) from 1 user until \
          throughput drops after its peak, on 1 and all CPUs; small disk files; 1 rep (< 10 min on 2 CPUs)",
     ),
+    (
+        "compute",
+        "seed 000's compute-intense suite, quick sizes (< 2 s per case): the integer and floating-point suites and \
+         telco, each case in its own pinned process, self-checked; scores and their geometric means; 5 reps (~2 min)",
+    ),
+    (
+        "compute-standard",
+        "the compute suite in its standard sizes (5-30 s per case); 3 reps (~30 min)",
+    ),
 ];
 
 /// seed 000's uperf matrix: three request/response profiles and two streams, each over 1,
@@ -57,6 +66,14 @@ fn reaim(all: u32) -> String {
          stop = \"peak\"\nmax_users = {}\nfilesize = \"10k\"\npoolsize = \"100k\"\ntimeout = 120\n",
         cpu_axis(all),
         64 * all.max(1)
+    )
+}
+
+/// seed 000's compute suites as three cells (integer, floating point, telco) of `size`.
+fn compute(name: &str, size: &str, reps: u32) -> String {
+    format!(
+        "name = \"{name}\"\nruntime = \"1s\"\nwarmup = \"0s\"\nreps = {reps}\ndrop_caches = false\n\n\
+         [[workload]]\nengine = \"compute\"\ncase = [\"int\", \"fp\", \"telco\"]\nsize = \"{size}\"\n"
     )
 }
 
@@ -166,6 +183,8 @@ pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
         "lmbench" => micro(&micro_levels()),
         "net" => NET.to_string(),
         "reaim" => reaim(all_cpus),
+        "compute" => compute("compute", "quick", 5),
+        "compute-standard" => compute("compute-standard", "standard", 3),
         "disk-regression" => "name = \"disk-regression\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\n\n\
              [[workload]]\nengine = \"diskio\"\n\
              phase = [\"write\", \"rewrite\", \"read\", \"reread\", \"randread\", \"randwrite\"]\n\

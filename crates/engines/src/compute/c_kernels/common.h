@@ -1,0 +1,40 @@
+/* racehorse compute: shared declarations of the C integer kernels (the same algorithms,
+ * inputs and checksums as the Rust kernels in ../int_*.rs). */
+#ifndef RH_COMMON_H
+#define RH_COMMON_H
+#include <stdint.h>
+#include <stddef.h>
+
+typedef struct { uint64_t s; } rng_t;
+
+static inline uint64_t rng_next(rng_t *r) {
+    uint64_t z;
+    r->s += 0x9E3779B97F4A7C15ULL;
+    z = r->s;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t rng_below(rng_t *r, uint64_t n) { return rng_next(r) % n; }
+
+static inline uint64_t fold(uint64_t acc, uint64_t x) {
+    return ((acc << 5) | (acc >> 59)) ^ (x * 0x9E3779B97F4A7C15ULL);
+}
+
+/* Each kernel runs `reps` repetitions, stores the checksum and returns 0, or prints what
+ * failed to stderr and returns 1. */
+int k_sort(uint64_t reps, uint64_t *sum);
+int k_hash(uint64_t reps, uint64_t *sum);
+int k_lz(uint64_t reps, uint64_t *sum);
+int k_regex(uint64_t reps, uint64_t *sum);
+int k_parse(uint64_t reps, uint64_t *sum);
+int k_align(uint64_t reps, uint64_t *sum);
+int k_bfs(uint64_t reps, uint64_t *sum);
+int k_tictactoe(uint64_t reps, uint64_t *sum);
+int k_nqueens(uint64_t reps, uint64_t *sum);
+int k_des(uint64_t reps, uint64_t *sum);
+int k_sieve(uint64_t reps, uint64_t *sum);
+int k_bignum(uint64_t reps, uint64_t *sum);
+
+#endif

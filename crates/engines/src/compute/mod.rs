@@ -1,0 +1,253 @@
+//! The `compute` engine: seed 000's single-threaded, compute-intense suite. Twelve integer and
+//! six floating-point test cases modelled on application classes, and telco (exact decimal
+//! billing). Each case runs in its own process on one pinned CPU, checks its own result (a
+//! failed check fails the cell loudly), and scores reference time / time; a cell of several
+//! cases (`case=int`, `fp`, `all`) also reports the geometric mean of their scores, as seed
+//! 000 reports its suites. With `cc` the integer cases run as C programs compiled from the
+//! sources embedded here (with `cflags`), their checksums verified against the Rust kernels'.
+
+mod c_build;
+mod child;
+mod common;
+mod decimal;
+mod fp_linalg;
+mod fp_phys;
+mod int_data;
+mod int_search;
+mod int_sim;
+mod int_text;
+mod run;
+mod telco;
+
+pub use common::FAULT_ENV;
+
+use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
+use racehorse_core::WorkUnit;
+
+pub struct Compute;
+
+/// The suite a case belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    Int,
+    Fp,
+    Decimal,
+}
+
+/// How a case computes.
+#[derive(Clone, Copy)]
+pub enum Kernel {
+    /// Integer: repetitions → checksum (reproduced by the C version).
+    Int(fn(u64) -> Result<u64, String>),
+    /// Floating point: repetitions → a result value (checked inside).
+    Fp(fn(u64) -> Result<f64, String>),
+    /// telco: passes over the prepared million calls.
+    Telco,
+}
+
+/// One test case: its repetitions per size and its reference times.
+pub struct Case {
+    pub name: &'static str,
+    pub suite: Suite,
+    pub kernel: Kernel,
+    pub quick_reps: u64,
+    pub standard_reps: u64,
+    /// Reference times in seconds for the quick and standard sizes (see [`CASES`]).
+    pub reference_s: [f64; 2],
+}
+
+const fn case(
+    name: &'static str,
+    suite: Suite,
+    kernel: Kernel,
+    reps: [u64; 2],
+    reference_s: [f64; 2],
+) -> Case {
+    Case { name, suite, kernel, quick_reps: reps[0], standard_reps: reps[1], reference_s }
+}
+
+use Kernel::{Fp, Int};
+use Suite::{Decimal as Dec, Fp as F, Int as I};
+
+/// Every case. The reference times (the score's numerator, like SPEC's reference machine)
+/// are a definition, not a result: CPU seconds of the Rust kernels (release build) measured
+/// once on the development VM (2 vCPUs of a shared x86-64 host, 2026-11-22) with
+/// scripts/bench-compute.sh: quick = the medians of 5 runs, standard = one run; a score of
+/// 1.0 means as fast as that machine was.
+pub const CASES: &[Case] = &[
+    case("sort", I, Int(int_data::sort), [10, 128], [REFERENCE_QUICK_S[0], REFERENCE_STANDARD_S[0]]),
+    case("hash", I, Int(int_data::hash), [39, 491], [REFERENCE_QUICK_S[1], REFERENCE_STANDARD_S[1]]),
+    case("lz", I, Int(int_data::lz), [101, 1266], [REFERENCE_QUICK_S[2], REFERENCE_STANDARD_S[2]]),
+    case("regex", I, Int(int_text::regex), [14, 174], [REFERENCE_QUICK_S[3], REFERENCE_STANDARD_S[3]]),
+    case("parse", I, Int(int_text::parse), [11, 134], [REFERENCE_QUICK_S[4], REFERENCE_STANDARD_S[4]]),
+    case("align", I, Int(int_text::align), [82, 1020], [REFERENCE_QUICK_S[5], REFERENCE_STANDARD_S[5]]),
+    case("bfs", I, Int(int_search::bfs), [4, 44], [REFERENCE_QUICK_S[6], REFERENCE_STANDARD_S[6]]),
+    case(
+        "tictactoe",
+        I,
+        Int(int_search::tictactoe),
+        [108, 1347],
+        [REFERENCE_QUICK_S[7], REFERENCE_STANDARD_S[7]],
+    ),
+    case(
+        "nqueens",
+        I,
+        Int(int_search::nqueens),
+        [327, 4092],
+        [REFERENCE_QUICK_S[8], REFERENCE_STANDARD_S[8]],
+    ),
+    case("des", I, Int(int_sim::des), [40, 494], [REFERENCE_QUICK_S[9], REFERENCE_STANDARD_S[9]]),
+    case("sieve", I, Int(int_sim::sieve), [70, 881], [REFERENCE_QUICK_S[10], REFERENCE_STANDARD_S[10]]),
+    case("bignum", I, Int(int_sim::bignum), [852, 10644], [REFERENCE_QUICK_S[11], REFERENCE_STANDARD_S[11]]),
+    case("nbody", F, Fp(fp_phys::nbody), [88, 1097], [REFERENCE_QUICK_S[12], REFERENCE_STANDARD_S[12]]),
+    case("stencil", F, Fp(fp_phys::stencil), [55, 685], [REFERENCE_QUICK_S[13], REFERENCE_STANDARD_S[13]]),
+    case(
+        "montecarlo",
+        F,
+        Fp(fp_phys::montecarlo),
+        [33, 412],
+        [REFERENCE_QUICK_S[14], REFERENCE_STANDARD_S[14]],
+    ),
+    case(
+        "spectral",
+        F,
+        Fp(fp_linalg::spectral),
+        [14, 173],
+        [REFERENCE_QUICK_S[15], REFERENCE_STANDARD_S[15]],
+    ),
+    case("lu", F, Fp(fp_linalg::lu), [250, 3123], [REFERENCE_QUICK_S[16], REFERENCE_STANDARD_S[16]]),
+    case("fft", F, Fp(fp_linalg::fft_kernel), [45, 561], [REFERENCE_QUICK_S[17], REFERENCE_STANDARD_S[17]]),
+    case("telco", Dec, Kernel::Telco, [4, 53], [REFERENCE_QUICK_S[18], REFERENCE_STANDARD_S[18]]),
+];
+
+/// Reference CPU seconds, quick size, in [`CASES`] order.
+#[rustfmt::skip]
+const REFERENCE_QUICK_S: [f64; 19] = [
+    0.775, 0.502, 0.772, 0.648, 0.798, 0.796, 0.526, 0.798, 0.796, 0.804, 0.667, 0.803, 0.798, 0.799, 0.794, 0.804, 0.779, 0.794, 0.729,
+];
+/// Reference CPU seconds, standard size, in [`CASES`] order.
+#[rustfmt::skip]
+const REFERENCE_STANDARD_S: [f64; 19] = [
+    9.94, 6.52, 11.06, 7.08, 9.63, 9.85, 8.89, 9.90, 9.94, 9.99, 9.18, 10.37, 9.95, 10.37, 9.91, 9.93, 11.78, 10.48, 9.66,
+];
+
+/// Names accepted by the `case` option: every case, and the suites.
+pub const CASE_CHOICES: &[&str] = &[
+    "all",
+    "int",
+    "fp",
+    "sort",
+    "hash",
+    "lz",
+    "regex",
+    "parse",
+    "align",
+    "bfs",
+    "tictactoe",
+    "nqueens",
+    "des",
+    "sieve",
+    "bignum",
+    "nbody",
+    "stencil",
+    "montecarlo",
+    "spectral",
+    "lu",
+    "fft",
+    "telco",
+];
+
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "case",
+        kind: OptKind::Choice(CASE_CHOICES),
+        default: "all",
+        help: "a test case, or a suite run as one cell with the geometric mean of its scores: int (12 \
+               cases), fp (6), all (both and telco)",
+    },
+    OptionSpec {
+        name: "size",
+        kind: OptKind::Choice(&["quick", "standard"]),
+        default: "quick",
+        help: "problem size: quick (< 2 s per case) or standard (5-30 s per case)",
+    },
+    OptionSpec {
+        name: "reps",
+        kind: OptKind::Int { min: 0, max: 1_000_000 },
+        default: "0",
+        help: "repetitions of each case's kernel instead of the size's (0: the size's); the score \
+               is then not defined",
+    },
+    OptionSpec {
+        name: "clock",
+        kind: OptKind::Choice(&["cpu", "wall"]),
+        default: "cpu",
+        help: "what times a case: its process's CPU time (robust on a shared machine) or elapsed time \
+               (SPEC's; equal on an idle machine)",
+    },
+    OptionSpec {
+        name: "cc",
+        kind: OptKind::Str,
+        default: "",
+        help: "C compiler for the integer cases' C versions (compiled at prepare into the cell's \
+               directory, checksums checked against the Rust kernels); empty: Rust kernels",
+    },
+    OptionSpec {
+        name: "cflags",
+        kind: OptKind::Str,
+        default: "-O2",
+        help: "flags for cc, e.g. \"-O3 -march=native\" (a list is an axis: compare variants)",
+    },
+];
+
+/// The cases a `case` value names, in [`CASES`] order.
+pub fn cases_of(choice: &str) -> Vec<&'static Case> {
+    CASES
+        .iter()
+        .filter(|c| match choice {
+            "all" => true,
+            "int" => c.suite == Suite::Int,
+            "fp" => c.suite == Suite::Fp,
+            name => c.name == name,
+        })
+        .collect()
+}
+
+/// The geometric mean of positive, finite scores (None when there is none or one is not).
+pub fn geomean(scores: &[f64]) -> Option<f64> {
+    if scores.is_empty() || scores.iter().any(|s| !s.is_finite() || *s <= 0.0) {
+        return None;
+    }
+    Some((scores.iter().map(|s| s.ln()).sum::<f64>() / scores.len() as f64).exp())
+}
+
+impl Engine for Compute {
+    fn name(&self) -> &'static str {
+        "compute"
+    }
+    fn about(&self) -> &'static str {
+        "seed 000's compute-intense suite: 12 integer, 6 floating-point cases and telco, one pinned process each, \
+         self-checked; score = reference time / time, geometric mean per suite; C variants via cc/cflags"
+    }
+    fn area(&self) -> &'static str {
+        "Compute"
+    }
+    fn unit(&self) -> WorkUnit {
+        WorkUnit::Iterations
+    }
+    fn caps(&self) -> Caps {
+        Caps { needs_disk: true, ..Caps::default() }
+    }
+    fn options(&self) -> &'static [OptionSpec] {
+        OPTIONS
+    }
+    fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
+        run::Setup::of(ctx).map(|_| ())
+    }
+    fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
+        Ok(Box::new(run::Cell::prepare(run::Setup::of(ctx)?, &ctx.work_dir)?))
+    }
+}
+
+#[cfg(test)]
+mod tests;

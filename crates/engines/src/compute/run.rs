@@ -1,0 +1,248 @@
+//! One compute cell: the checked settings, what prepare builds (telco's input, the compiled C
+//! kernels and the Rust checksums they must reproduce), and the run: each case in its own
+//! process on one pinned CPU, timed by itself, its self-check failing the cell loudly.
+
+use super::child::{self, Times};
+use super::{c_build, cases_of, geomean, telco, Case, Kernel, Suite};
+use crate::{CellContext, Control, EngineError, Recorder, WorkerStats, Workload};
+use racehorse_core::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// A cell's settings, checked.
+#[derive(Debug, Clone)]
+pub(crate) struct Setup {
+    pub cases: Vec<&'static str>,
+    pub standard: bool,
+    /// Repetitions instead of the size's (0: the size's).
+    pub reps: u64,
+    pub cc: Option<PathBuf>,
+    pub cflags: Vec<String>,
+    /// Time cases by their process's CPU time (else elapsed time).
+    pub cpu_clock: bool,
+}
+
+fn usage(msg: String) -> EngineError {
+    EngineError::Usage(msg)
+}
+
+impl Setup {
+    pub fn of(ctx: &CellContext) -> Result<Setup, EngineError> {
+        let choice = ctx.get_str("case")?;
+        let cases: Vec<&'static str> = cases_of(choice).iter().map(|c| c.name).collect();
+        if cases.is_empty() {
+            return Err(usage(format!(
+                "compute: no case '{choice}'; choose one of {}",
+                super::CASE_CHOICES.join(", ")
+            )));
+        }
+        let cc = match ctx.spec.params.get("cc") {
+            Some(Value::Str(s)) if !s.trim().is_empty() => {
+                Some(c_build::find_cc(s.trim()).ok_or_else(|| {
+                    usage(format!(
+                        "compute: the C compiler '{}' was not found (not an executable file, nor on PATH); install \
+                         one (e.g. apt-get install gcc) and give its name or path, or leave out --cc to run the \
+                         Rust kernels",
+                        s.trim()
+                    ))
+                })?)
+            }
+            _ => None,
+        };
+        let cflags = match ctx.spec.params.get("cflags") {
+            Some(Value::Str(s)) => s.split_whitespace().map(str::to_string).collect(),
+            _ => Vec::new(),
+        };
+        Ok(Setup {
+            cases,
+            standard: ctx.get_str("size")? == "standard",
+            reps: ctx.get_u64("reps")?,
+            cc,
+            cflags,
+            cpu_clock: ctx.get_str("clock")? == "cpu",
+        })
+    }
+
+    fn reps_of(&self, c: &Case) -> u64 {
+        match (self.reps, self.standard) {
+            (0, true) => c.standard_reps,
+            (0, false) => c.quick_reps,
+            (n, _) => n,
+        }
+    }
+}
+
+fn case(name: &str) -> &'static Case {
+    super::CASES.iter().find(|c| c.name == name).unwrap_or(&super::CASES[0])
+}
+
+/// Checksums of the Rust integer kernels by (case, repetitions), computed once per process:
+/// the values every C build must reproduce.
+fn rust_checksum(c: &Case, reps: u64) -> Result<u64, String> {
+    static DONE: Mutex<Option<HashMap<(&'static str, u64), u64>>> = Mutex::new(None);
+    let Kernel::Int(f) = c.kernel else { return Err(format!("{} has no checksum", c.name)) };
+    if let Some(v) =
+        DONE.lock().map_err(|e| e.to_string())?.get_or_insert_with(HashMap::new).get(&(c.name, reps))
+    {
+        return Ok(*v);
+    }
+    let v = f(reps)?;
+    DONE.lock().map_err(|e| e.to_string())?.get_or_insert_with(HashMap::new).insert((c.name, reps), v);
+    Ok(v)
+}
+
+pub(crate) struct Cell {
+    setup: Setup,
+    telco: Option<telco::Prepared>,
+    /// The compiled C kernels and the checksum each integer case must print.
+    c_exe: Option<(PathBuf, HashMap<&'static str, u64>)>,
+}
+
+impl Cell {
+    pub fn prepare(setup: Setup, dir: &Path) -> Result<Cell, EngineError> {
+        let telco = if setup.cases.contains(&"telco") {
+            Some(telco::prepare(dir).map_err(EngineError::Failed)?)
+        } else {
+            None
+        };
+        let c_exe = match &setup.cc {
+            Some(cc) => {
+                let exe = c_build::compile(cc, &setup.cflags, dir)?;
+                let mut want = HashMap::new();
+                for c in setup.cases.iter().map(|n| case(n)).filter(|c| c.suite == Suite::Int) {
+                    want.insert(c.name, rust_checksum(c, setup.reps_of(c)).map_err(EngineError::Failed)?);
+                }
+                Some((exe, want))
+            }
+            None => None,
+        };
+        Ok(Cell { setup, telco, c_exe })
+    }
+
+    /// Runs one case: its times, and whether the C version ran.
+    fn run_case(&self, c: &Case) -> Result<(Times, bool), String> {
+        let reps = self.setup.reps_of(c);
+        if let (Some((exe, want)), Suite::Int) = (&self.c_exe, c.suite) {
+            let (sum, times) = c_build::run_case(exe, c.name, reps)?;
+            let expected = want.get(c.name).copied().unwrap_or_default();
+            super::common::check_eq(c.name, "checksum of the C kernel vs the Rust kernel", sum, expected)?;
+            return Ok((times, true));
+        }
+        let telco = self.telco.clone();
+        let kernel = c.kernel;
+        let times = child::in_child(move || {
+            child::timed(|| match kernel {
+                Kernel::Int(f) => f(reps).map(|_| ()),
+                Kernel::Fp(f) => f(reps).map(|_| ()),
+                Kernel::Telco => match &telco {
+                    Some(p) => telco::run(p, reps).map(|_| ()),
+                    None => Err("telco was not prepared".into()),
+                },
+            })
+        })?;
+        Ok((times, false))
+    }
+}
+
+/// Pins this thread (and the processes it starts) to the last CPU it may use; the old mask
+/// comes back on drop.
+struct Pinned(Option<libc::cpu_set_t>);
+
+impl Pinned {
+    fn to_last_cpu() -> Pinned {
+        // SAFETY: cpu_set_t is plain data; the calls only read and write it.
+        unsafe {
+            let mut old: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) != 0 {
+                return Pinned(None);
+            }
+            let Some(cpu) = (0..libc::CPU_SETSIZE as usize).rev().find(|c| libc::CPU_ISSET(*c, &old)) else {
+                return Pinned(None);
+            };
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut one);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
+            Pinned(Some(old))
+        }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        if let Some(old) = &self.0 {
+            // SAFETY: the mask read at pinning.
+            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), old) };
+        }
+    }
+}
+
+/// A case's score: its reference time for the size over its time (None with `reps` set).
+fn score(s: &Setup, c: &Case, secs: f64) -> Option<f64> {
+    (s.reps == 0 && secs > 0.0).then(|| c.reference_s[usize::from(s.standard)] / secs)
+}
+
+impl Workload for Cell {
+    fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
+        let _pin = Pinned::to_last_cpu();
+        let mut times = Vec::new();
+        ctl.begin_measure();
+        for name in &self.setup.cases {
+            let c = case(name);
+            match self.run_case(c) {
+                Ok((t, in_c)) => times.push((c, t, in_c)),
+                Err(e) => {
+                    ctl.end_measure();
+                    ctl.stop();
+                    return Err(EngineError::Failed(format!("compute {name}: {e}")));
+                }
+            }
+        }
+        ctl.end_measure();
+        record(&self.setup, &times, ctl, rec);
+        Ok(())
+    }
+}
+
+/// Units so that throughput is runs of the cell per second of kernel time (by the cell's
+/// clock), and the extras: time and score per case (suffixed by the case in a suite cell) and
+/// the suites' geomeans.
+fn record(s: &Setup, measured: &[(&'static Case, Times, bool)], ctl: &Control, rec: &Recorder) {
+    let secs_of = |t: &Times| if s.cpu_clock { t.cpu_s } else { t.wall_s };
+    let times: Vec<(&'static Case, f64, bool)> =
+        measured.iter().map(|(c, t, in_c)| (*c, secs_of(t), *in_c)).collect();
+    let total_s: f64 = times.iter().map(|t| t.1).sum();
+    let window_s = ctl.window().map(|w| w.as_secs_f64()).unwrap_or(total_s);
+    rec.submit(WorkerStats { units: window_s / total_s.max(1e-9), ops: 1, ..Default::default() });
+    let single = times.len() == 1;
+    for (c, secs, in_c) in &times {
+        let suffix = if single { String::new() } else { format!("_{}", c.name) };
+        rec.set_extra(&format!("time_s{suffix}"), *secs);
+        if let Some(sc) = score(s, c, *secs) {
+            rec.set_extra(&format!("score{suffix}"), sc);
+        }
+        if single {
+            rec.set_extra("c_kernel", f64::from(u8::from(*in_c)));
+        }
+    }
+    if let [(_, t, _)] = measured {
+        rec.set_extra("wall_s", t.wall_s);
+        rec.set_extra("cpu_s", t.cpu_s);
+    }
+    if !single {
+        for (key, suite) in [
+            ("score_geomean_int", Some(Suite::Int)),
+            ("score_geomean_fp", Some(Suite::Fp)),
+            ("score_geomean", None),
+        ] {
+            let scores: Vec<f64> = times
+                .iter()
+                .filter(|t| suite.is_none_or(|su| t.0.suite == su))
+                .filter_map(|t| score(s, t.0, t.1))
+                .collect();
+            if let Some(g) = geomean(&scores) {
+                rec.set_extra(key, g);
+            }
+        }
+    }
+}

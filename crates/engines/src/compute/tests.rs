@@ -1,0 +1,119 @@
+//! Tests of the compute engine: the case table and suites, the geometric mean, cells that run
+//! and report time and score, the C kernels reproducing every Rust checksum (with gcc), and
+//! impossible settings refused.
+
+use super::*;
+use crate::{Control, RealClock, Recorder, Totals};
+use racehorse_core::{CellSpec, Params, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext {
+    let mut params = Params::new();
+    for o in OPTIONS {
+        if let Some(v) = o.default_value() {
+            params.insert(o.name.into(), v);
+        }
+    }
+    for (k, v) in opts {
+        params.insert((*k).into(), v.clone());
+    }
+    let spec = CellSpec { workload: "compute".into(), params, variant: "default".into(), rep: 1 };
+    CellContext { spec, work_dir: dir.to_path_buf(), cpus: 1, env: Default::default() }
+}
+
+fn run(c: &CellContext) -> Result<Totals, EngineError> {
+    let mut cell = Compute.prepare(c)?;
+    let ctl = Control::simple(Duration::ZERO, Duration::from_secs(1), Arc::new(RealClock::default()));
+    let rec = Recorder::new();
+    cell.run(&ctl, &rec)?;
+    Ok(rec.totals())
+}
+
+fn s(v: &str) -> Value {
+    Value::Str(v.into())
+}
+
+#[test]
+fn suites_have_the_issue_sizes_and_every_case_is_a_choice() {
+    assert_eq!(cases_of("int").len(), 12);
+    assert_eq!(cases_of("fp").len(), 6);
+    assert_eq!(cases_of("all").len(), 19);
+    for c in CASES {
+        assert!(CASE_CHOICES.contains(&c.name), "{}", c.name);
+        assert_eq!(cases_of(c.name).len(), 1);
+        assert!(c.standard_reps >= 5 * c.quick_reps, "{}: standard is several times quick", c.name);
+        assert!(c.reference_s.iter().all(|r| *r > 0.0));
+    }
+    assert_eq!(CASE_CHOICES.len(), CASES.len() + 3);
+}
+
+#[test]
+fn geomean_of_scores() {
+    assert_eq!(geomean(&[]), None);
+    assert_eq!(geomean(&[1.0, 0.0]), None);
+    assert!((geomean(&[1.0, 4.0]).unwrap() - 2.0).abs() < 1e-12);
+    assert!((geomean(&[2.0, 8.0, 4.0]).unwrap() - 4.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_case_cell_reports_time_and_a_suite_cell_its_geomean() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = run(&ctx(dir.path(), &[("case", s("nqueens"))])).unwrap();
+    let secs = t.extra["time_s"];
+    assert!(secs > 0.0 && t.extra["score"] > 0.0, "{:?}", t.extra);
+    assert!((t.extra["score"] * secs - CASES[8].reference_s[0]).abs() < 1e-9, "score = reference / time");
+    assert_eq!(t.extra["c_kernel"], 0.0);
+    assert!(t.units > 0.0);
+    // A suite cell of one repetition each: per-case times, no score (reps set), so no geomean.
+    let t = run(&ctx(dir.path(), &[("case", s("int")), ("reps", Value::Int(1))])).unwrap();
+    for c in cases_of("int") {
+        assert!(t.extra[&format!("time_s_{}", c.name)] > 0.0, "{}", c.name);
+    }
+    assert!(!t.extra.contains_key("score_geomean"));
+}
+
+#[test]
+fn telco_runs_as_a_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = run(&ctx(dir.path(), &[("case", s("telco"))])).unwrap();
+    assert!(t.extra["time_s"] > 0.0);
+}
+
+#[test]
+fn the_c_kernels_reproduce_every_rust_checksum() {
+    let Some(gcc) = c_build::find_cc("gcc") else {
+        eprintln!("SKIPPED: gcc is not installed, so the C kernels cannot be built here (CI has gcc)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for flags in ["-O2", "-O3 -march=native"] {
+        let c = ctx(
+            dir.path(),
+            &[
+                ("case", s("int")),
+                ("reps", Value::Int(2)),
+                ("cc", s(gcc.to_str().unwrap())),
+                ("cflags", s(flags)),
+            ],
+        );
+        let t = run(&c).unwrap_or_else(|e| panic!("{flags}: {e}"));
+        assert!(t.extra["time_s_sort"] > 0.0, "{flags}");
+    }
+}
+
+#[test]
+fn bad_compilers_and_flags_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let e =
+        Compute.validate(&ctx(dir.path(), &[("case", s("sort")), ("cc", s("/nonexistent/cc"))])).unwrap_err();
+    assert!(matches!(e, EngineError::Usage(_)) && e.to_string().contains("/nonexistent/cc"), "{e}");
+    if let Some(gcc) = c_build::find_cc("gcc") {
+        let c = ctx(
+            dir.path(),
+            &[("case", s("sort")), ("cc", s(gcc.to_str().unwrap())), ("cflags", s("-fno-such-flag"))],
+        );
+        let e = Compute.prepare(&c).err().expect("a bad flag fails");
+        assert!(e.to_string().contains("failed to compile"), "{e}");
+    }
+}
