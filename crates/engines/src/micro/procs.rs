@@ -241,7 +241,9 @@ pub enum Child {
     Shell,
 }
 
-/// fork + (exit | execve /bin/true | /bin/sh -c /bin/true) + waitpid.
+/// fork + (exit | execve /bin/true | /bin/sh -c /bin/true) + waitpid. The child leaves with
+/// _exit: lmbench's calls exit(), whose C library teardown in the child (exit handlers, stdio,
+/// each touched page a copy-on-write fault) is the harness's cost, not fork's.
 pub fn fork(child: Child) -> Result<Body, String> {
     let prog = CString::new(if child == Child::Shell { "/bin/sh" } else { "/bin/true" }).expect("path");
     let args: Vec<CString> = match child {
@@ -249,7 +251,6 @@ pub fn fork(child: Child) -> Result<Body, String> {
         _ => vec![CString::new("true").expect("arg")],
     };
     let env = CString::new("PATH=/usr/bin:/bin").expect("env");
-    let fresh = super::child::in_fresh_process_now();
     Ok(Box::new(move |n| {
         let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         argv.push(std::ptr::null());
@@ -261,10 +262,6 @@ pub fn fork(child: Child) -> Result<Body, String> {
                 if pid == 0 {
                     if child != Child::Exit {
                         libc::execve(prog.as_ptr(), argv.as_ptr(), envp.as_ptr());
-                    } else if fresh {
-                        // lmbench's child leaves with exit(), which runs the C library's
-                        // exit handlers; a fresh single-threaded process can do the same.
-                        libc::exit(0);
                     }
                     libc::_exit(0);
                 }
