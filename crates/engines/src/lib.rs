@@ -13,6 +13,7 @@ pub mod diskio;
 pub mod error;
 pub mod fileserver;
 pub mod fio;
+mod forked;
 pub mod micro;
 pub mod mix;
 pub mod net;

@@ -131,7 +131,7 @@ impl Cell {
         }
         let telco = self.telco.clone();
         let kernel = c.kernel;
-        let times = child::in_child(move || {
+        let times = crate::forked::in_child("the kernel's process", move || {
             child::timed(|| match kernel {
                 Kernel::Int(f) => f(reps).map(|_| ()),
                 Kernel::Fp(f) => f(reps).map(|_| ()),
@@ -145,38 +145,6 @@ impl Cell {
     }
 }
 
-/// Pins this thread (and the processes it starts) to the last CPU it may use; the old mask
-/// comes back on drop.
-struct Pinned(Option<libc::cpu_set_t>);
-
-impl Pinned {
-    fn to_last_cpu() -> Pinned {
-        // SAFETY: cpu_set_t is plain data; the calls only read and write it.
-        unsafe {
-            let mut old: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) != 0 {
-                return Pinned(None);
-            }
-            let Some(cpu) = (0..libc::CPU_SETSIZE as usize).rev().find(|c| libc::CPU_ISSET(*c, &old)) else {
-                return Pinned(None);
-            };
-            let mut one: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut one);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
-            Pinned(Some(old))
-        }
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        if let Some(old) = &self.0 {
-            // SAFETY: the mask read at pinning.
-            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), old) };
-        }
-    }
-}
-
 /// A case's score: its reference time for the size over its time (None with `reps` set).
 fn score(s: &Setup, c: &Case, secs: f64) -> Option<f64> {
     (s.reps == 0 && secs > 0.0).then(|| c.reference_s[usize::from(s.standard)] / secs)
@@ -184,7 +152,7 @@ fn score(s: &Setup, c: &Case, secs: f64) -> Option<f64> {
 
 impl Workload for Cell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
-        let _pin = Pinned::to_last_cpu();
+        let _pin = crate::forked::Pinned::to_last_cpu();
         let mut times = Vec::new();
         ctl.begin_measure();
         for name in &self.setup.cases {

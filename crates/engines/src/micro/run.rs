@@ -173,40 +173,9 @@ fn chase_body(size: usize, s: &Setup) -> Result<Body, String> {
     }))
 }
 
-/// Pins this thread to the last CPU it may use; the old mask comes back on drop.
-struct Pinned(Option<libc::cpu_set_t>);
-
-impl Pinned {
-    fn to_last_cpu() -> Pinned {
-        // SAFETY: cpu_set_t is plain data; the calls only read and write it.
-        unsafe {
-            let mut old: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) != 0 {
-                return Pinned(None);
-            }
-            let Some(cpu) = (0..libc::CPU_SETSIZE as usize).rev().find(|c| libc::CPU_ISSET(*c, &old)) else {
-                return Pinned(None);
-            };
-            let mut one: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut one);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
-            Pinned(Some(old))
-        }
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        if let Some(old) = &self.0 {
-            // SAFETY: the mask read at pinning.
-            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), old) };
-        }
-    }
-}
-
 impl Workload for Cell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
-        let _pin = Pinned::to_last_cpu();
+        let _pin = crate::forked::Pinned::to_last_cpu();
         let (s, dir) = (&self.setup, &self.dir);
         ctl.begin_measure();
         let measured = if child::wants_fresh_process(&s.bench) {
