@@ -275,8 +275,8 @@ fn failing_fio_reports_its_stderr() {
     assert_eq!(ctl.window(), None);
 }
 
-/// Prints racehorse's and fio's own figures side by side and checks that they agree.
-fn compare(label: &str, t: &crate::Totals, ctl: &Control) {
+/// Prints racehorse's and fio's own figures side by side; true when the windows agree.
+fn compare(label: &str, t: &crate::Totals, ctl: &Control) -> bool {
     let w = ctl.window().unwrap().as_secs_f64();
     let fio_ms = t.extra["fio_runtime_ms"];
     println!(
@@ -290,10 +290,13 @@ fn compare(label: &str, t: &crate::Totals, ctl: &Control) {
         t.extra["fio_usr_cpu_pct"] * fio_ms / 1e5,
         t.extra["fio_sys_cpu_pct"] * fio_ms / 1e5,
     );
-    assert!((w * 1e3 - fio_ms).abs() < (0.05 * fio_ms).max(10.0), "{label}: window {w} s vs {fio_ms} ms");
+    (w * 1e3 - fio_ms).abs() < (0.05 * fio_ms).max(10.0)
 }
 
-/// Every phase once over 16 MiB with fsync: racehorse's window matches fio's own runtime.
+/// Every phase over 16 MiB with fsync: racehorse's window matches fio's own runtime.
+/// A phase gets three tries: these runs last 5-40 ms, and a test thread that other tests keep
+/// off the CPU for 10 ms opens the window late once in a while. A window that is wrong by
+/// design (a missed marker, fio's start-up counted) fails all three.
 #[test]
 fn untimed_phases_agree_with_fio() {
     if fio_path().is_none() {
@@ -301,9 +304,12 @@ fn untimed_phases_agree_with_fio() {
         return;
     }
     for phase in DiskPhase::NAMES {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let ctl = control(0, 1000);
-        let t = run_cell(dir.path(), &[("phase", phase), ("size", "16m"), ("fsync", "true")], &ctl);
-        compare(phase, &t, &ctl);
+        let agreed = (0..3).any(|_| {
+            let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+            let ctl = control(0, 1000);
+            let t = run_cell(dir.path(), &[("phase", phase), ("size", "16m"), ("fsync", "true")], &ctl);
+            compare(phase, &t, &ctl)
+        });
+        assert!(agreed, "{phase}: racehorse's window and fio's runtime differed in three tries (see above)");
     }
 }
