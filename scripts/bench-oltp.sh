@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-3}"
 work="$(mktemp -d /var/tmp/rh-bench-oltp.XXXXXX)"
+chmod 711 "$work" # pg=auto runs the server as user postgres, which must reach the cells' dirs
 trap 'rm -rf "$work"' EXIT INT TERM
 suite="$work/suite.toml"
 cat >"$suite" <<TOML

@@ -107,6 +107,23 @@ fn server_user() -> Option<(u32, u32)> {
     Some((65534, 65534))
 }
 
+/// The first directory above `path` that `uid`/`gid` may not search (by its mode bits), with
+/// its mode and owner: the reason a server run as another user cannot reach its files.
+pub(crate) fn closed_ancestor(path: &Path, uid: u32, gid: u32) -> Option<(PathBuf, u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors().skip(1).find_map(|dir| {
+        let m = std::fs::metadata(dir).ok()?;
+        let bit = if m.uid() == uid {
+            0o100
+        } else if m.gid() == gid {
+            0o010
+        } else {
+            0o001
+        };
+        (m.mode() & bit == 0).then(|| (dir.to_path_buf(), m.mode() & 0o7777, m.uid()))
+    })
+}
+
 /// A port on 127.0.0.1 that nobody listens on right now.
 fn free_port() -> Result<u16, EngineError> {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -217,8 +234,20 @@ impl Cluster {
             .output()
             .map_err(|e| EngineError::io("cannot run initdb", bin.join("initdb"), e))?;
         if !out.status.success() {
+            let hint = owner
+                .and_then(|(uid, gid)| closed_ancestor(data, uid, gid))
+                .map(|(dir, mode, by)| {
+                    format!(
+                        "; the server runs as uid {} and cannot enter {} (mode {mode:04o}, owner uid {by}): \
+                         let it in (chmod o+x {}) or give racehorse a --dir it can reach",
+                        owner.map_or(0, |o| o.0),
+                        dir.display(),
+                        dir.display()
+                    )
+                })
+                .unwrap_or_default();
             return Err(EngineError::Failed(format!(
-                "initdb failed ({}): {}",
+                "initdb failed ({}): {}{hint}",
                 out.status,
                 String::from_utf8_lossy(&out.stderr).trim()
             )));

@@ -99,3 +99,45 @@ fn the_cluster_leaves_nothing_behind() {
     assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "postmaster gone");
     drop(dir);
 }
+
+#[test]
+fn a_directory_the_server_user_cannot_enter_is_named_in_the_error() {
+    if let Err(e) = bin_dir() {
+        eprintln!("skipped: no PostgreSQL server binaries here ({e})");
+        assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "PostgreSQL is required here");
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the server runs as another user only when racehorse is root");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let outer = tempfile::tempdir_in("/var/tmp").expect("tmp");
+    std::fs::set_permissions(outer.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let cell = outer.path().join("cell");
+    std::fs::create_dir(&cell).expect("cell dir");
+    let e = Cluster::start(&cell, &ClusterOptions::default()).err().expect("initdb cannot reach its files");
+    let msg = e.to_string();
+    assert!(msg.contains("cannot enter") && msg.contains(&outer.path().display().to_string()), "{msg}");
+    assert!(msg.contains("chmod o+x"), "{msg}");
+    assert!(!cell.join("pg-auto").exists(), "the failed cluster's directory is removed");
+}
+
+#[test]
+fn closed_ancestors_are_found_by_their_mode_bits() {
+    use super::cluster::closed_ancestor;
+    use std::os::unix::fs::PermissionsExt;
+    let outer = tempfile::tempdir().expect("tmp");
+    let inner = outer.path().join("a/b");
+    std::fs::create_dir_all(&inner).expect("dirs");
+    std::fs::set_permissions(outer.path().join("a"), std::fs::Permissions::from_mode(0o750)).expect("chmod");
+    // A stranger (neither owner nor group) cannot enter a/; its owner can.
+    let found = closed_ancestor(&inner.join("data"), 4_000_000, 4_000_000).expect("a/ is closed");
+    assert_eq!(found.0, outer.path().join("a"));
+    assert_eq!(found.1, 0o750);
+    // SAFETY: getuid/getgid have no preconditions.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    std::fs::set_permissions(outer.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    assert_eq!(closed_ancestor(&inner.join("data"), uid, gid), None);
+}
