@@ -1,5 +1,6 @@
 //! The compute engine through the binary: a missing compiler is a usage error (exit 2), a
-//! case whose self-check fails is a failed cell with a loud message while the others run,
+//! case whose self-check fails is a failed cell with a loud message while the others run
+//! (each in a freshly executed racehorse, telco with its prepared input),
 //! and the C kernels compile with gcc in two flag variants and match the Rust checksums.
 
 use crate::common::{machine_lock, text, Sandbox};
@@ -27,7 +28,7 @@ fn a_failed_self_check_fails_its_cell_loudly() {
             "run",
             "compute",
             "-o",
-            "case=tictactoe,nqueens",
+            "case=tictactoe,nqueens,telco",
             "-o",
             "reps=1",
             "--reps",
@@ -48,6 +49,8 @@ fn a_failed_self_check_fails_its_cell_loudly() {
         |case: &str| cells.iter().find(|c| c["params"]["case"] == case).expect(case)["status"].clone();
     assert_eq!(status("tictactoe"), "failed");
     assert_eq!(status("nqueens"), "ok", "the other case still ran");
+    // telco's prepared input travels to the kernel's fresh process.
+    assert_eq!(status("telco"), "ok", "{t}");
 }
 
 #[test]

@@ -50,11 +50,12 @@ fn quiet_on_closed_pipe(cmd: &Command) {
 }
 
 fn main() -> ExitCode {
-    // A micro benchmark's measuring child (a fresh process, small like lmbench's) does only that.
-    if let Some(code) = racehorse_engines::micro::fresh_process_entry() {
+    // A measuring child (a fresh process: micro's fork benchmarks, compute's kernels) does
+    // only that.
+    if let Some(code) = racehorse_engines::fresh_process_entry() {
         std::process::exit(code);
     }
-    racehorse_engines::micro::enable_fresh_process();
+    racehorse_engines::enable_fresh_process();
     let cli = Cli::parse();
     quiet_on_closed_pipe(&cli.command);
     let result = match &cli.command {

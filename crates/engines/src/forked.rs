@@ -2,11 +2,76 @@
 //! has one thread and its own copy of the heap, its result comes back as JSON over a pipe,
 //! and a child that crashes fails the work, not racehorse. Also the CPU pinning the measuring
 //! engines (micro, compute) apply around it.
+//!
+//! Some work runs in a freshly executed racehorse instead ([`in_fresh_process`]), when the
+//! binary enabled it ([`enable_fresh_process`]) and checks [`fresh_process_entry`] first thing
+//! in `main`. A child forked from the runner inherits its heap, its malloc state and its
+//! mappings: fork copies their page tables, the child's first writes to them take copy-on-write
+//! faults, and where the child's buffers land (their alignment, whether they reuse the
+//! parent's freed memory) depends on what the runner did before. A fresh process starts the
+//! same way every time.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::io::Read;
 use std::os::fd::FromRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The environment variable that carries a fresh process's job.
+const FRESH_ENV: &str = "RACEHORSE_FRESH_CHILD";
+
+/// Set by the racehorse binary, whose `main` checks [`fresh_process_entry`] first.
+static FRESH_ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// What a fresh process is asked to do.
+#[derive(Serialize, serde::Deserialize)]
+pub(crate) enum FreshJob {
+    Micro(crate::micro::child::Job),
+    Compute(crate::compute::child::Job),
+}
+
+/// Called by a binary whose `main` calls [`fresh_process_entry`] first.
+pub fn enable_fresh_process() {
+    FRESH_ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Whether [`in_fresh_process`] can be used (the binary enabled it).
+pub(crate) fn fresh_process_enabled() -> bool {
+    FRESH_ENABLED.load(Ordering::Relaxed)
+}
+
+fn reply_of<T: Serialize>(f: impl FnOnce() -> Result<T, String>) -> Vec<u8> {
+    let reply = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err("the measurement panicked".into()));
+    serde_json::to_vec(&reply).unwrap_or_default()
+}
+
+/// In a process started by [`in_fresh_process`]: does the job, writes the reply to stdout
+/// and returns the exit code; `None` in any other process.
+pub fn fresh_process_entry() -> Option<i32> {
+    let text = std::env::var(FRESH_ENV).ok()?;
+    let reply = match serde_json::from_str::<FreshJob>(&text) {
+        Ok(FreshJob::Micro(job)) => reply_of(|| crate::micro::child::run_job(&job)),
+        Ok(FreshJob::Compute(job)) => reply_of(|| crate::compute::child::run_job(&job)),
+        Err(e) => reply_of::<()>(|| Err(format!("bad job in {FRESH_ENV}: {e}"))),
+    };
+    write_all(1, &reply);
+    Some(0)
+}
+
+/// Does `job` in a freshly executed copy of this binary (pinned as the caller is) and
+/// returns its reply; `who` names the process in errors.
+pub(crate) fn in_fresh_process<T: DeserializeOwned>(who: &str, job: &FreshJob) -> Result<T, String> {
+    let text = serde_json::to_string(job).map_err(|e| format!("encoding the job: {e}"))?;
+    let out = std::process::Command::new("/proc/self/exe")
+        .env(FRESH_ENV, text)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("starting {who}: {e}"))?;
+    let signal = std::os::unix::process::ExitStatusExt::signal(&out.status);
+    parse_reply(who, &out.stdout, out.status.code(), signal)
+}
 
 /// Writes all of `bytes` to `fd` (a pipe), giving up on an error.
 pub(crate) fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
@@ -127,5 +192,12 @@ mod tests {
         .expect_err("killed");
         assert!(e.contains("died of signal 9"), "{e}");
         assert!(parse_reply::<u32>("x", b"{", Some(1), None).expect_err("garbage").contains("exit Some(1)"));
+    }
+
+    #[test]
+    fn the_test_binary_has_no_fresh_process_entry() {
+        // Nothing enables fresh processes here and no job is in the environment.
+        assert!(!fresh_process_enabled());
+        assert!(fresh_process_entry().is_none());
     }
 }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod fileserver;
 pub mod fio;
 mod forked;
+pub use forked::{enable_fresh_process, fresh_process_entry};
 pub mod micro;
 pub mod mix;
 pub mod net;

@@ -7,7 +7,7 @@
 //! sources embedded here (with `cflags`), their checksums verified against the Rust kernels'.
 
 mod c_build;
-mod child;
+pub(crate) mod child;
 mod common;
 mod decimal;
 mod fp_linalg;

@@ -73,6 +73,9 @@ impl Setup {
     }
 }
 
+/// The process a kernel runs in, as errors name it.
+const WHO: &str = "the kernel's process";
+
 fn case(name: &str) -> &'static Case {
     super::CASES.iter().find(|c| c.name == name).unwrap_or(&super::CASES[0])
 }
@@ -129,18 +132,13 @@ impl Cell {
             super::common::check_eq(c.name, "checksum of the C kernel vs the Rust kernel", sum, expected)?;
             return Ok((times, true));
         }
-        let telco = self.telco.clone();
-        let kernel = c.kernel;
-        let times = crate::forked::in_child("the kernel's process", move || {
-            child::timed(|| match kernel {
-                Kernel::Int(f) => f(reps).map(|_| ()),
-                Kernel::Fp(f) => f(reps).map(|_| ()),
-                Kernel::Telco => match &telco {
-                    Some(p) => telco::run(p, reps).map(|_| ()),
-                    None => Err("telco was not prepared".into()),
-                },
-            })
-        })?;
+        let times = if crate::forked::fresh_process_enabled() {
+            let job = child::Job { case: c.name.to_string(), reps, telco: self.telco.clone() };
+            crate::forked::in_fresh_process(WHO, &crate::forked::FreshJob::Compute(job))?
+        } else {
+            let (kernel, telco) = (c.kernel, self.telco.clone());
+            crate::forked::in_child(WHO, move || child::run_kernel(kernel, reps, telco.as_ref()))?
+        };
         Ok((times, false))
     }
 }

@@ -119,7 +119,7 @@ pub fn expected(calls: &[u64]) -> ([i64; 3], u64) {
 }
 
 /// A prepared telco cell: the input file and what its bill must come to.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Prepared {
     pub input: PathBuf,
     pub output: PathBuf,

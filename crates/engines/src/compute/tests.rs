@@ -117,3 +117,14 @@ fn bad_compilers_and_flags_are_reported() {
         assert!(e.to_string().contains("failed to compile"), "{e}");
     }
 }
+
+#[test]
+fn a_fresh_process_job_runs_its_case_and_refuses_an_unknown_one() {
+    let job = child::Job { case: "nqueens".into(), reps: 1, telco: None };
+    let t = child::run_job(&job).expect("nqueens runs");
+    assert!(t.cpu_s > 0.0 && t.wall_s >= t.cpu_s * 0.5, "{t:?}");
+    let bad = child::Job { case: "nosuch".into(), reps: 1, telco: None };
+    assert_eq!(child::run_job(&bad).expect_err("unknown"), "compute has no case 'nosuch'");
+    let unprepared = child::Job { case: "telco".into(), reps: 1, telco: None };
+    assert_eq!(child::run_job(&unprepared).expect_err("no input"), "telco was not prepared");
+}

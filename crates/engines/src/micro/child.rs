@@ -4,7 +4,7 @@
 //! descriptor table on every read, select or fstat).
 //!
 //! The fork benchmarks go further: they run in a freshly executed racehorse (when the binary
-//! has enabled that with [`enable_fresh_process`]). A child forked from the runner inherits
+//! has enabled that, see [`forked::in_fresh_process`]). A child forked from the runner inherits
 //! its heap, thread stacks and mappings (about 700 KiB of private pages in 49 mappings, against
 //! about 400 KiB in 35 for a fresh process), and fork copies their page tables.
 
@@ -12,7 +12,6 @@ use super::record::Outcome;
 use super::run::{measure, Setup};
 use crate::forked;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The measuring child, as errors name it.
 pub(crate) const WHO: &str = "the measuring process";
@@ -22,54 +21,27 @@ pub(crate) fn in_child(f: impl FnOnce() -> Result<Outcome, String>) -> Result<Ou
     forked::in_child(WHO, f)
 }
 
-/// The environment variable that turns a racehorse process into a measuring child.
-const CHILD_ENV: &str = "RACEHORSE_MICRO_CHILD";
-
-/// Set by the racehorse binary: it checks [`fresh_process_entry`] first thing in `main`.
-static FRESH_ENABLED: AtomicBool = AtomicBool::new(false);
-
 /// What a fresh measuring process is asked to do.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Job {
+pub(crate) struct Job {
     setup: Setup,
     dir: PathBuf,
 }
 
-/// Called by a binary whose `main` calls [`fresh_process_entry`] first.
-pub fn enable_fresh_process() {
-    FRESH_ENABLED.store(true, Ordering::Relaxed);
-}
-
 /// Benchmarks timed in a fresh process: those whose cost grows with the address space.
 pub(crate) fn wants_fresh_process(bench: &str) -> bool {
-    FRESH_ENABLED.load(Ordering::Relaxed) && bench.starts_with("fork")
+    forked::fresh_process_enabled() && bench.starts_with("fork")
 }
 
-/// In a process started by [`in_fresh_process`]: measures, writes the reply to stdout and
-/// returns the exit code; `None` in any other process.
-pub fn fresh_process_entry() -> Option<i32> {
-    let text = std::env::var(CHILD_ENV).ok()?;
-    let reply: Result<Outcome, String> = match serde_json::from_str::<Job>(&text) {
-        Ok(job) => std::panic::catch_unwind(|| measure(&job.setup, &job.dir))
-            .unwrap_or_else(|_| Err("the measurement panicked".into())),
-        Err(e) => Err(format!("bad job in {CHILD_ENV}: {e}")),
-    };
-    forked::write_all(1, &serde_json::to_vec(&reply).unwrap_or_default());
-    Some(0)
+/// The measurement of a fresh process ([`forked::fresh_process_entry`]).
+pub(crate) fn run_job(job: &Job) -> Result<Outcome, String> {
+    measure(&job.setup, &job.dir)
 }
 
 /// Measures `setup` in a freshly executed copy of this binary (pinned as the caller is).
 pub(crate) fn in_fresh_process(setup: &Setup, dir: &Path) -> Result<Outcome, String> {
-    let job = serde_json::to_string(&Job { setup: setup.clone(), dir: dir.to_path_buf() })
-        .map_err(|e| format!("encoding the job: {e}"))?;
-    let out = std::process::Command::new("/proc/self/exe")
-        .env(CHILD_ENV, job)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .map_err(|e| format!("starting the measuring process: {e}"))?;
-    let signal = std::os::unix::process::ExitStatusExt::signal(&out.status);
-    forked::parse_reply(WHO, &out.stdout, out.status.code(), signal)
+    let job = Job { setup: setup.clone(), dir: dir.to_path_buf() };
+    forked::in_fresh_process(WHO, &forked::FreshJob::Micro(job))
 }
 
 #[cfg(test)]
@@ -99,6 +71,5 @@ mod tests {
     fn only_the_fork_benchmarks_want_a_fresh_process_and_only_when_enabled() {
         // The test binary has no entry hook: nothing is sent to a fresh process here.
         assert!(!wants_fresh_process("fork"));
-        assert!(fresh_process_entry().is_none());
     }
 }

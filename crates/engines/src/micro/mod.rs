@@ -6,7 +6,7 @@
 
 pub mod caches;
 pub mod chase;
-mod child;
+pub(crate) mod child;
 mod files;
 pub mod mem;
 mod pipes;
@@ -15,8 +15,6 @@ mod record;
 mod run;
 mod syscalls;
 pub mod timing;
-
-pub use child::{enable_fresh_process, fresh_process_entry};
 
 use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
 use racehorse_core::{CellSpec, Value, WorkUnit};
