@@ -36,7 +36,9 @@ fn run_point(users: u64, workfile: &str) -> crate::Totals {
     let window = ctl.window().expect("the window opened and closed").as_secs_f64();
     let t = rec.totals();
     let real_s = t.extra["real_s"];
-    assert!((window - real_s).abs() < 0.05 + 0.05 * real_s, "window {window} vs real {real_s}");
+    // The window closes when the last user is reaped, not when the watchdog (50 ms slices)
+    // notices; jobs/s (window) and jpm (real_s) tell the same story.
+    assert!((window - real_s).abs() < 0.01 + 0.01 * real_s, "window {window} vs real {real_s}");
     t
 }
 
