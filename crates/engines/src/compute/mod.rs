@@ -71,17 +71,18 @@ use Suite::{Decimal as Dec, Fp as F, Int as I};
 
 /// Every case. The reference times (the score's numerator, like SPEC's reference machine)
 /// are a definition, not a result: CPU seconds of the Rust kernels (release build) measured
-/// once on the development VM (2 vCPUs of a shared x86-64 host, 2026-11-22) with
-/// scripts/bench-compute.sh: quick = the medians of 5 runs, standard = one run; a score of
-/// 1.0 means as fast as that machine was.
+/// once on the development VM (2 vCPUs of a shared x86-64 host, 2026-11-22, each case in a
+/// fresh process) with scripts/bench-compute.sh: quick = the medians of 10 runs (telco: of
+/// its own 10-run cell), standard = the medians of 3; a score of 1.0 means as fast as that
+/// machine was.
 pub const CASES: &[Case] = &[
     case("sort", I, Int(int_data::sort), [10, 128], [REFERENCE_QUICK_S[0], REFERENCE_STANDARD_S[0]]),
-    case("hash", I, Int(int_data::hash), [39, 491], [REFERENCE_QUICK_S[1], REFERENCE_STANDARD_S[1]]),
+    case("hash", I, Int(int_data::hash), [414, 5175], [REFERENCE_QUICK_S[1], REFERENCE_STANDARD_S[1]]),
     case("lz", I, Int(int_data::lz), [101, 1266], [REFERENCE_QUICK_S[2], REFERENCE_STANDARD_S[2]]),
     case("regex", I, Int(int_text::regex), [14, 174], [REFERENCE_QUICK_S[3], REFERENCE_STANDARD_S[3]]),
     case("parse", I, Int(int_text::parse), [11, 134], [REFERENCE_QUICK_S[4], REFERENCE_STANDARD_S[4]]),
     case("align", I, Int(int_text::align), [82, 1020], [REFERENCE_QUICK_S[5], REFERENCE_STANDARD_S[5]]),
-    case("bfs", I, Int(int_search::bfs), [4, 44], [REFERENCE_QUICK_S[6], REFERENCE_STANDARD_S[6]]),
+    case("bfs", I, Int(int_search::bfs), [155, 1938], [REFERENCE_QUICK_S[6], REFERENCE_STANDARD_S[6]]),
     case(
         "tictactoe",
         I,
@@ -97,7 +98,7 @@ pub const CASES: &[Case] = &[
         [REFERENCE_QUICK_S[8], REFERENCE_STANDARD_S[8]],
     ),
     case("des", I, Int(int_sim::des), [40, 494], [REFERENCE_QUICK_S[9], REFERENCE_STANDARD_S[9]]),
-    case("sieve", I, Int(int_sim::sieve), [70, 881], [REFERENCE_QUICK_S[10], REFERENCE_STANDARD_S[10]]),
+    case("sieve", I, Int(int_sim::sieve), [53, 663], [REFERENCE_QUICK_S[10], REFERENCE_STANDARD_S[10]]),
     case("bignum", I, Int(int_sim::bignum), [852, 10644], [REFERENCE_QUICK_S[11], REFERENCE_STANDARD_S[11]]),
     case("nbody", F, Fp(fp_phys::nbody), [88, 1097], [REFERENCE_QUICK_S[12], REFERENCE_STANDARD_S[12]]),
     case("stencil", F, Fp(fp_phys::stencil), [55, 685], [REFERENCE_QUICK_S[13], REFERENCE_STANDARD_S[13]]),
@@ -123,12 +124,12 @@ pub const CASES: &[Case] = &[
 /// Reference CPU seconds, quick size, in [`CASES`] order.
 #[rustfmt::skip]
 const REFERENCE_QUICK_S: [f64; 19] = [
-    0.775, 0.502, 0.772, 0.648, 0.798, 0.796, 0.526, 0.798, 0.796, 0.804, 0.667, 0.803, 0.798, 0.799, 0.794, 0.804, 0.779, 0.794, 0.729,
+    0.776, 0.805, 0.887, 0.629, 0.798, 0.798, 0.809, 0.841, 0.792, 0.792, 0.799, 0.800, 0.792, 0.835, 0.784, 0.799, 0.976, 0.845, 0.750,
 ];
 /// Reference CPU seconds, standard size, in [`CASES`] order.
 #[rustfmt::skip]
 const REFERENCE_STANDARD_S: [f64; 19] = [
-    9.94, 6.52, 11.06, 7.08, 9.63, 9.85, 8.89, 9.90, 9.94, 9.99, 9.18, 10.37, 9.95, 10.37, 9.91, 9.93, 11.78, 10.48, 9.66,
+    9.90, 10.06, 11.05, 6.82, 9.56, 9.81, 9.82, 10.46, 9.92, 9.84, 10.01, 10.36, 9.89, 10.27, 9.78, 9.87, 11.82, 10.49, 9.86,
 ];
 
 /// Names accepted by the `case` option: every case, and the suites.

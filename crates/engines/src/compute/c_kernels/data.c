@@ -66,8 +66,9 @@ int k_sort(uint64_t reps, uint64_t *out) {
     return 0;
 }
 
-#define HASH_SLOTS (1u << 20)
-#define HASH_N 600000
+#define HASH_SLOTS (1u << 17)
+#define HASH_N 75000
+#define HASH_SHIFT 15
 
 int k_hash(uint64_t reps, uint64_t *out) {
     uint32_t *keys = malloc(HASH_SLOTS * sizeof *keys), *counts = malloc(HASH_SLOTS * sizeof *counts);
@@ -80,7 +81,7 @@ int k_hash(uint64_t reps, uint64_t *out) {
         memset(counts, 0, HASH_SLOTS * sizeof *counts);
         for (i = 0; i < HASH_N; i++) {
             uint32_t k = (uint32_t)(rng_next(&r) >> 44) | 1;
-            h = (k * 0x9E3779B1u) >> 12;
+            h = (k * 0x9E3779B1u) >> HASH_SHIFT;
             for (;;) {
                 if (keys[h] == k) { counts[h]++; break; }
                 if (keys[h] == 0) { keys[h] = k; counts[h] = 1; distinct++; break; }
@@ -89,7 +90,7 @@ int k_hash(uint64_t reps, uint64_t *out) {
         }
         for (i = 0; i < HASH_N; i++) {
             uint32_t k = (uint32_t)(rng_next(&r) >> 44) | 1;
-            h = (k * 0x9E3779B1u) >> 12;
+            h = (k * 0x9E3779B1u) >> HASH_SHIFT;
             while (keys[h] != 0) {
                 if (keys[h] == k) { found += counts[h]; break; }
                 h = (h + 1) & (HASH_SLOTS - 1);

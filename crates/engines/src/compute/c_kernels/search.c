@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BFS_NODES (1u << 18)
+#define BFS_NODES (1u << 14)
 #define BFS_EDGES (4u * BFS_NODES)
 
 int k_bfs(uint64_t reps, uint64_t *out) {
