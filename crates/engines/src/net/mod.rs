@@ -302,12 +302,35 @@ impl NetCell {
             error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
         };
         let mut edges: (Option<CpuTime>, Option<CpuTime>) = (None, None);
+        let mut watchdog = client::Watchdog::new(self.setup.timeout);
+        let mut progress = Vec::new();
+        for stream in &streams {
+            let p = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            if self.setup.mode == Mode::Rr {
+                let clone = stream
+                    .try_clone()
+                    .map_err(|e| client::exchange_error(&self.addr, self.setup.timeout, e))?;
+                watchdog.watch(clone, p.clone());
+            }
+            progress.push(p);
+        }
+        let clients_done = AtomicBool::new(false);
+        let stalled = |t: Duration| {
+            fail(EngineError::Failed(format!(
+                "net: the peer at {} answered no request for {} s (timeout_s); is it overloaded or stopped?",
+                self.addr,
+                t.as_secs()
+            )))
+        };
         let driven = std::thread::scope(|scope| {
-            for stream in streams {
+            let (wd, clients_done, stalled) = (&watchdog, &clients_done, &stalled);
+            scope.spawn(move || wd.run(ctl, clients_done, stalled));
+            let mut clients = Vec::new();
+            for (stream, progress) in streams.into_iter().zip(progress) {
                 let (s, failed, fail) = (&self.setup, &failed, &fail);
                 let body = move || {
                     let mut meter = crate::WorkerMeter::new();
-                    if let Err(e) = client::drive(stream, s, ctl, failed, &mut meter) {
+                    if let Err(e) = client::drive(stream, s, ctl, failed, &mut meter, &progress) {
                         fail(client::exchange_error(&self.addr, s.timeout, e));
                     }
                     meter.finish(rec);
@@ -316,19 +339,27 @@ impl NetCell {
                     .name("net-client".into())
                     .stack_size(128 << 10)
                     .spawn_scoped(scope, body);
-                if let Err(e) = spawned {
-                    fail(EngineError::Failed(format!("net: cannot start a client thread: {e}")));
-                    break;
+                match spawned {
+                    Ok(h) => clients.push(h),
+                    Err(e) => {
+                        fail(EngineError::Failed(format!("net: cannot start a client thread: {e}")));
+                        break;
+                    }
                 }
             }
             let peer = self.peer.as_ref();
-            ctl.drive_window_observed(&failed, &mut |phase| {
+            let driven = ctl.drive_window_observed(&failed, &mut |phase| {
                 let cpu = peer.map(Peer::cpu);
                 match phase {
                     crate::Phase::Measure => edges.0 = cpu,
                     _ => edges.1 = cpu,
                 }
-            })
+            });
+            for h in clients {
+                let _ = h.join();
+            }
+            clients_done.store(true, Ordering::Release);
+            driven
         });
         if let Some(e) = error.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(e);

@@ -1,7 +1,9 @@
 //! The peer of the `net` engine: accepts benchmark connections and serves them, one thread per
 //! connection (as uperf's slave does), within limits: a bounded number of connections, at
 //! most 256 KiB of buffer per connection, a deadline for the hello and for every read or
-//! write. Garbage, a wrong token or a slow client costs one connection, never the peer.
+//! write (for rr, a deadline per transaction that the accept thread keeps, so that waiting
+//! for a request arms no kernel timer). Garbage, a wrong token or a slow client costs one
+//! connection, never the peer.
 //!
 //! The same peer runs inside racehorse (the default loopback case, started and stopped
 //! around each cell) and as `racehorse serve` on another host. Its threads' CPU time can be
@@ -64,6 +66,9 @@ pub struct PeerCounts {
 struct Entry {
     fd: Option<RawFd>,
     clock: Option<ThreadClock>,
+    /// Transactions served, for rr connections (which wait without socket timeouts; the
+    /// accept thread cuts one whose count stands still for the exchange timeout).
+    progress: Option<Arc<AtomicU64>>,
 }
 
 #[derive(Default)]
@@ -93,7 +98,33 @@ impl Shared {
     /// Registers the calling thread; `fd` is shut down by [`Peer::stop`].
     fn enter(&self, id: u64, fd: Option<RawFd>) {
         let mut t = self.lock();
-        t.live.insert(id, Entry { fd, clock: thread_clock() });
+        t.live.insert(id, Entry { fd, clock: thread_clock(), progress: None });
+    }
+
+    /// Marks the calling rr connection as watched through `progress`.
+    fn watch(&self, id: u64, progress: Arc<AtomicU64>) {
+        if let Some(e) = self.lock().live.get_mut(&id) {
+            e.progress = Some(progress);
+        }
+    }
+
+    /// Shuts down the rr connections whose count has not moved for the exchange timeout;
+    /// `seen` holds each one's last count and since when.
+    fn cut_stalled(&self, seen: &mut HashMap<u64, (u64, Instant)>) {
+        let t = self.lock();
+        seen.retain(|id, _| t.live.contains_key(id));
+        for (id, e) in &t.live {
+            let (Some(p), Some(fd)) = (&e.progress, e.fd) else { continue };
+            let now = p.load(Ordering::Relaxed);
+            let entry = seen.entry(*id).or_insert((now, Instant::now()));
+            if entry.0 != now {
+                *entry = (now, Instant::now());
+            } else if entry.1.elapsed() > self.cfg.exchange_timeout {
+                // SAFETY: the fd is open: its thread removes the entry (under this lock)
+                // before closing it.
+                unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+            }
+        }
     }
 
     /// Moves the calling thread's CPU to `retired` and forgets it.
@@ -213,7 +244,12 @@ fn accept_loop(sh: &Arc<Shared>, listener: TcpListener) {
     };
     sh.enter(me, None);
     let mut pfd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let (mut seen, mut next_check) = (HashMap::new(), Instant::now());
     while !sh.stop.load(Ordering::Relaxed) {
+        if Instant::now() >= next_check {
+            sh.cut_stalled(&mut seen);
+            next_check = Instant::now() + Duration::from_millis(250);
+        }
         // SAFETY: poll on one valid pollfd we own.
         let ready = unsafe { libc::poll(&mut pfd, 1, 100) };
         if ready <= 0 {
@@ -246,14 +282,14 @@ fn admit(sh: &Arc<Shared>, mut stream: TcpStream) {
         }
         t.next_id += 1;
         let id = t.next_id;
-        t.live.insert(id, Entry { fd: Some(stream.as_raw_fd()), clock: None });
+        t.live.insert(id, Entry { fd: Some(stream.as_raw_fd()), clock: None, progress: None });
         id
     };
     let sh2 = sh.clone();
     let spawned =
         std::thread::Builder::new().name("net-peer-conn".into()).stack_size(128 << 10).spawn(move || {
             sh2.enter(id, Some(stream.as_raw_fd()));
-            serve(&sh2, &mut stream);
+            serve(&sh2, id, &mut stream);
             sh2.leave(id);
             drop(stream);
         });
@@ -263,7 +299,7 @@ fn admit(sh: &Arc<Shared>, mut stream: TcpStream) {
 }
 
 /// Reads the hello, answers it and serves the connection until it ends.
-fn serve(sh: &Shared, stream: &mut TcpStream) {
+fn serve(sh: &Shared, id: u64, stream: &mut TcpStream) {
     let cfg = &sh.cfg;
     if stream.set_read_timeout(Some(cfg.hello_timeout)).is_err()
         || stream.set_write_timeout(Some(cfg.hello_timeout)).is_err()
@@ -300,12 +336,22 @@ fn serve(sh: &Shared, stream: &mut TcpStream) {
     sh.served.fetch_add(1, Ordering::Relaxed);
     // Every way a served connection ends (client closed, timeout, reset) is normal here.
     let _ = match hello.mode {
-        Mode::Rr => serve_rr(
-            stream,
-            hello.request_bytes as usize,
-            hello.response_bytes as usize,
-            cfg.exchange_timeout,
-        ),
+        Mode::Rr => {
+            // No socket timeouts while waiting for requests: each wait would arm a kernel
+            // timer (about 1 µs per transaction here); the accept thread keeps the deadline.
+            let progress = Arc::new(AtomicU64::new(0));
+            sh.watch(id, progress.clone());
+            if stream.set_read_timeout(None).is_err() || stream.set_write_timeout(None).is_err() {
+                return;
+            }
+            serve_rr(
+                stream,
+                hello.request_bytes as usize,
+                hello.response_bytes as usize,
+                cfg.exchange_timeout,
+                &progress,
+            )
+        }
         Mode::StreamToPeer => drain(stream, hello.request_bytes as usize),
         Mode::StreamFromPeer => pour(stream, hello.response_bytes as usize, cfg.exchange_timeout),
     };
@@ -380,11 +426,20 @@ pub fn write_full(s: &mut impl Write, buf: &[u8], n: usize, limit: Duration) -> 
     Ok(())
 }
 
-fn serve_rr(s: &mut TcpStream, request: usize, response: usize, limit: Duration) -> std::io::Result<()> {
+fn serve_rr(
+    s: &mut TcpStream,
+    request: usize,
+    response: usize,
+    limit: Duration,
+    progress: &AtomicU64,
+) -> std::io::Result<()> {
     let mut inbuf = vec![0u8; request.min(CHUNK_BYTES)];
     let outbuf = vec![b'r'; response.min(CHUNK_BYTES)];
+    let mut done = 0u64;
     while read_full(s, &mut inbuf, request, limit)? {
         write_full(s, &outbuf, response, limit)?;
+        done += 1;
+        progress.store(done, Ordering::Relaxed);
     }
     Ok(())
 }

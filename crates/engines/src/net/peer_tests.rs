@@ -156,3 +156,29 @@ fn stop_cuts_served_connections() {
     assert!(closed(&mut s));
     assert!(TcpStream::connect(peer.addr()).is_err(), "nobody listens after stop");
 }
+
+#[test]
+fn an_rr_client_that_goes_silent_is_cut_after_the_exchange_timeout() {
+    let peer = start(None, 8);
+    let (mut s, reply) = greet(&peer, &hello(Mode::Rr, 1, 1, ""));
+    assert_eq!(reply.unwrap().0, Status::Ok);
+    let mut b = [0u8; 1];
+    for _ in 0..10 {
+        s.write_all(&[1]).unwrap();
+        s.read_exact(&mut b).unwrap();
+    }
+    // Half a request, then silence: the peer waits without a socket timeout, so only its
+    // own deadline (2 s here, checked every 250 ms) can end the wait.
+    let t0 = Instant::now();
+    let mut s2 = TcpStream::connect(peer.addr()).unwrap();
+    s2.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    s2.write_all(&hello(Mode::Rr, 2, 1, "")).unwrap();
+    assert_eq!(read_reply(&mut s2).unwrap().0, Status::Ok);
+    s2.write_all(&[1]).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(4))).unwrap();
+    assert!(closed(&mut s), "the idle client was cut off");
+    assert!(closed(&mut s2), "the client stuck mid-request was cut off");
+    let waited = t0.elapsed();
+    assert!(waited >= Duration::from_secs(2) && waited < Duration::from_secs(4), "{waited:?}");
+    good_exchanges(&peer, "", 10);
+}

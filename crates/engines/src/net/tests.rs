@@ -210,3 +210,35 @@ fn iperf3_refuses_rr_and_reports_a_missing_server() {
     assert!(e.contains("iperf3"), "{e}");
     assert!(t0.elapsed() < Duration::from_secs(5));
 }
+
+#[test]
+fn a_peer_that_stops_answering_fails_the_cell_after_the_timeout() {
+    // A peer that accepts the hello, answers a few requests, then holds the connection open
+    // and answers nothing.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = protocol::Hello::read_from(&mut s).unwrap();
+        protocol::write_reply(&mut s, protocol::Status::Ok, "").unwrap();
+        let mut b = [0u8; 1];
+        for _ in 0..100 {
+            std::io::Read::read_exact(&mut s, &mut b).unwrap();
+            std::io::Write::write_all(&mut s, &b).unwrap();
+        }
+        std::thread::sleep(Duration::from_secs(20));
+        drop(s);
+    });
+    let c = ctx(&[
+        ("peer", s(&target)),
+        ("mode", s("rr")),
+        ("connections", Value::Int(1)),
+        ("timeout_s", Value::Int(1)),
+    ]);
+    let t0 = Instant::now();
+    let (res, _) = run_cell(&c, 2_000);
+    let e = res.unwrap_err().to_string();
+    assert!(e.contains("answered no request for 1 s"), "{e}");
+    // The window (2 s) ends, then the watchdog's deadline (1 s) cuts the blocked read.
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+}
