@@ -3,7 +3,7 @@
 # through `pg = "auto"` (each cell a fresh throw-away cluster from the same binaries and
 # settings), read-only and read-write at 8 and 32 threads, sysbench's default 'special'
 # distribution pinned for both; then the SQLite backend at 1, 2, 4 and 8 threads.
-# Usage: bash scripts/bench-oltp.sh [REPS]   (see BENCHMARKS.md)
+# Usage: bash scripts/bench-oltp.sh [REPS]   (see BENCHMARKS.md); PG_ONLY=1 leaves out SQLite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps="${1:-3}"
@@ -35,6 +35,10 @@ tables = 2
 table_size = 50000
 rand_type = "special"
 
+TOML
+if [ -z "${PG_ONLY:-}" ]; then
+  cat >>"$suite" <<TOML
+
 [[workload]]
 engine = "oltp"
 mode = ["read_only", "read_write"]
@@ -43,6 +47,7 @@ tables = 2
 table_size = 50000
 rand_type = "special"
 TOML
+fi
 cargo build --release --quiet
 "${CARGO_TARGET_DIR:-target}"/release/racehorse run "$suite" --label "${LABEL:-oltp-bench}" --quiet --no-drop-caches --dir "$work"
 "${CARGO_TARGET_DIR:-target}"/release/racehorse show "${LABEL:-oltp-bench}"
