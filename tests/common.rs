@@ -50,6 +50,12 @@ impl Sandbox {
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("spawn racehorse")
     }
+    /// The cells of run `label`, from `racehorse export LABEL --format json`.
+    pub fn cells(&self, label: &str) -> Vec<serde_json::Value> {
+        let export: serde_json::Value =
+            serde_json::from_slice(&self.run(&["export", label, "--format", "json"]).stdout).expect("json");
+        export["cells"].as_array().expect("cells").clone()
+    }
 }
 
 pub fn text(o: &Output) -> String {

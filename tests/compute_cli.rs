@@ -42,9 +42,7 @@ fn a_failed_self_check_fails_its_cell_loudly() {
     let t = text(&o);
     assert!(!o.status.success(), "a wrong answer is not a result: {t}");
     assert!(t.contains("SELF-CHECK FAILED: tictactoe"), "{t}");
-    let export: serde_json::Value =
-        serde_json::from_slice(&sb.run(&["export", "compute", "--format", "json"]).stdout).expect("json");
-    let cells = export["cells"].as_array().expect("cells");
+    let cells = sb.cells("compute");
     let status =
         |case: &str| cells.iter().find(|c| c["params"]["case"] == case).expect(case)["status"].clone();
     assert_eq!(status("tictactoe"), "failed");
@@ -80,9 +78,7 @@ fn c_kernels_build_with_gcc_in_two_variants() {
         "--no-drop-caches",
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let export: serde_json::Value =
-        serde_json::from_slice(&sb.run(&["export", "c", "--format", "json"]).stdout).expect("json");
-    let cells = export["cells"].as_array().expect("cells");
+    let cells = &sb.cells("c");
     assert_eq!(cells.len(), 4, "two cases × two flag variants");
     for c in cells {
         assert_eq!(c["extra"]["c_kernel"], 1.0, "{c}");

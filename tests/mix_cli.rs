@@ -42,9 +42,7 @@ fn a_ramp_is_stored_per_load_shown_with_its_peak_and_compared() {
         let o = mix(&sb, label, &wf, &["-o", "stop=max", "-o", "max_users=3", "-o", "adaptive=false"]);
         assert!(o.status.success(), "{}", text(&o));
     }
-    let export: serde_json::Value =
-        serde_json::from_slice(&sb.run(&["export", "a", "--format", "json"]).stdout).expect("json");
-    let cells = export["cells"].as_array().expect("cells");
+    let cells = &sb.cells("a");
     let users: Vec<i64> = cells.iter().map(|c| c["params"]["users"].as_i64().expect("users")).collect();
     assert_eq!(users, [1, 2, 3], "one cell per load of the ramp");
     for c in cells {
@@ -72,9 +70,7 @@ fn a_fixed_load_is_one_cell() {
     let wf = tiny_workfile(&sb);
     let o = mix(&sb, "fixed", &wf, &["-o", "users=2"]);
     assert!(o.status.success(), "{}", text(&o));
-    let export: serde_json::Value =
-        serde_json::from_slice(&sb.run(&["export", "fixed", "--format", "json"]).stdout).expect("json");
-    let cells = export["cells"].as_array().expect("cells");
+    let cells = &sb.cells("fixed");
     assert_eq!(cells.len(), 1);
     assert_eq!(cells[0]["params"]["users"].as_i64(), Some(2));
     assert_eq!(cells[0]["extra"]["jobs_per_user"].as_f64(), Some(5.0));

@@ -37,12 +37,6 @@ impl Drop for Serve {
     }
 }
 
-fn cells(sb: &Sandbox, label: &str) -> Vec<serde_json::Value> {
-    let export: serde_json::Value =
-        serde_json::from_slice(&sb.run(&["export", label, "--format", "json"]).stdout).expect("json");
-    export["cells"].as_array().expect("cells").clone()
-}
-
 #[test]
 fn loopback_run_stores_transactions_and_both_ends_cpu() {
     // Runs as root share the machine's restore state with the machine tests.
@@ -69,7 +63,7 @@ fn loopback_run_stores_transactions_and_both_ends_cpu() {
         "--no-drop-caches",
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let cells = cells(&sb, "lo");
+    let cells = sb.cells("lo");
     assert_eq!(cells.len(), 2, "the preset's profiles collapse into the one asked for");
     for c in &cells {
         assert_eq!(c["unit"], "transactions");
@@ -114,7 +108,7 @@ fn serve_takes_a_token_and_refuses_the_wrong_one() {
     ]);
     let o = ok.env("RACEHORSE_TOKEN", "open-sesame").output().expect("run");
     assert!(o.status.success(), "{}", text(&o));
-    let stored = cells(&sb, "remote");
+    let stored = sb.cells("remote");
     assert_eq!(stored.len(), 1, "one profile of the preset");
     let c = &stored[0];
     assert_eq!(c["unit"], "bytes");
@@ -149,7 +143,7 @@ fn serve_takes_a_token_and_refuses_the_wrong_one() {
         "--no-drop-caches",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let failed = cells(&sb, "wrong");
+    let failed = sb.cells("wrong");
     assert_eq!(failed.len(), 2);
     for c in failed {
         assert_eq!(c["status"], "failed");
@@ -206,7 +200,7 @@ fn peer_killed_mid_run_fails_its_cell_and_the_next_one_promptly() {
     let o = child.wait_with_output().expect("run ends");
     assert!(t0.elapsed() < Duration::from_secs(15), "no hang: {:?}", t0.elapsed());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let cells = cells(&sb, "killed");
+    let cells = sb.cells("killed");
     assert_eq!(cells.len(), 2, "the run went on to the next cell");
     let err = |i: usize| cells[i]["error"].as_str().unwrap_or("").to_string();
     assert!(err(0).contains("closed the connection") || err(0).contains("did not answer"), "{}", err(0));

@@ -20,12 +20,6 @@ fn pg_installed() -> bool {
     found
 }
 
-fn export(sb: &Sandbox, label: &str) -> Vec<serde_json::Value> {
-    let v: serde_json::Value =
-        serde_json::from_slice(&sb.run(&["export", label, "--format", "json"]).stdout).expect("json");
-    v["cells"].as_array().expect("cells").clone()
-}
-
 #[test]
 fn sqlite_cells_over_threads_count_sysbench_queries() {
     let _m = machine_lock();
@@ -52,7 +46,7 @@ fn sqlite_cells_over_threads_count_sysbench_queries() {
         work.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let cells = export(&sb, "lite");
+    let cells = sb.cells("lite");
     assert_eq!(cells.len(), 2);
     for c in &cells {
         assert_eq!(c["unit"], "transactions");
@@ -92,7 +86,7 @@ fn postgres_auto_runs_and_leaves_no_cluster() {
         work.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let cells = export(&sb, "pg");
+    let cells = sb.cells("pg");
     let units = cells[0]["units"].as_f64().expect("units");
     assert!(units > 0.0);
     assert_eq!(cells[0]["extra"]["queries"].as_f64(), Some(20.0 * units));

@@ -215,9 +215,9 @@ pub fn string_rtns(env: &mut TaskEnv) -> Result<(), String> {
 struct Block([u8; 8192]);
 
 /// Fills and copies 8 KiB blocks. Both start on a cache line: where two heap allocations
-/// land depends on what the user ran before, and a copy between buffers misaligned against
-/// each other took up to 9× longer here (glibc's memmove on this CPU), which made this
-/// task's cost depend on the order of the job list.
+/// land depends on what the user ran before, a copy between buffers misaligned against each
+/// other runs at under half the aligned speed here (glibc's memmove on this CPU), and inside
+/// a mix this task cost 9× its cost alone.
 pub fn mem_rtns_1(env: &mut TaskEnv) -> Result<(), String> {
     let (mut a, mut b) = (Box::new(Block([0; 8192])), Box::new(Block([0; 8192])));
     let (a, b) = (&mut a.0, &mut b.0);
