@@ -182,3 +182,23 @@ fn an_rr_client_that_goes_silent_is_cut_after_the_exchange_timeout() {
     assert!(waited >= Duration::from_secs(2) && waited < Duration::from_secs(4), "{waited:?}");
     good_exchanges(&peer, "", 10);
 }
+
+#[test]
+fn a_stream_shorter_than_the_low_water_mark_ends_promptly() {
+    // The draining peer wakes only at DRAIN_LOWAT_BYTES queued, or at the end of the stream:
+    // a client that sends less and closes must see the peer close at once, not at its timeout.
+    let peer = start(Some("tok"), 8);
+    let (mut s, reply) = greet(&peer, &hello(Mode::StreamToPeer, 1000, 1, "tok"));
+    assert_eq!(reply.unwrap().0, Status::Ok);
+    s.write_all(&[5u8; 1000]).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let t0 = Instant::now();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(closed(&mut s), "the peer closes after the client's end of stream");
+    let waited = t0.elapsed();
+    assert!(
+        waited < Duration::from_secs(1),
+        "closed after {waited:?}: the peer waited for its timeout (2 s)"
+    );
+    const _: () = assert!(DRAIN_LOWAT_BYTES > 1000, "the test sends less than the low-water mark");
+}

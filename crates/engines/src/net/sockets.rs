@@ -39,6 +39,13 @@ pub fn set_buffers(fd: RawFd, sndbuf_bytes: u64, rcvbuf_bytes: u64) -> std::io::
     Ok(())
 }
 
+/// Sets SO_RCVLOWAT: a blocked read returns only once `bytes` are queued (or at the end
+/// of the stream, or at the socket's timeout with what has come). Linux grows an autotuned
+/// receive buffer to fit.
+pub fn set_rcvlowat(fd: RawFd, bytes: usize) -> std::io::Result<()> {
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVLOWAT, i32::try_from(bytes).unwrap_or(i32::MAX))
+}
+
 /// The sockaddr of `addr` for connect(2).
 fn raw_addr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: an all-zero sockaddr_storage is valid; we fill in one family's struct.
