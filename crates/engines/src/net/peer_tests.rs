@@ -202,3 +202,30 @@ fn a_stream_shorter_than_the_low_water_mark_ends_promptly() {
     );
     const _: () = assert!(DRAIN_LOWAT_BYTES > 1000, "the test sends less than the low-water mark");
 }
+
+#[test]
+fn a_small_fixed_receive_buffer_does_not_stall_the_low_water_mark() {
+    // A peer told to use a 16 KiB receive buffer (autotuning off) can never queue 128 KiB:
+    // its reads must still move the stream at full speed, not once per timeout (2 s here).
+    let cfg = PeerConfig {
+        token: Some(b"tok".to_vec()),
+        exchange_timeout: Duration::from_secs(2),
+        rcvbuf_bytes: 16 << 10,
+        ..PeerConfig::default()
+    };
+    let peer = Peer::start("127.0.0.1:0".parse().unwrap(), cfg).expect("peer starts");
+    let (mut s, reply) = greet(&peer, &hello(Mode::StreamToPeer, 30 << 10, 1, "tok"));
+    assert_eq!(reply.unwrap().0, Status::Ok);
+    let t0 = Instant::now();
+    let msg = vec![9u8; 30 << 10];
+    for _ in 0..200 {
+        s.write_all(&msg).unwrap();
+    }
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(closed(&mut s), "the peer closes after the client's end of stream");
+    let took = t0.elapsed();
+    assert!(
+        took < Duration::from_millis(1500),
+        "6 MB took {took:?}: the peer's reads waited for their timeout"
+    );
+}
