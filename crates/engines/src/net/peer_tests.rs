@@ -6,15 +6,23 @@ use crate::net::protocol::{read_reply, Hello, Mode, Status};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-fn start(token: Option<&str>, max_connections: usize) -> Peer {
-    let cfg = PeerConfig {
+/// The tests' peer settings: short hello and exchange timeouts.
+fn config(token: Option<&str>, max_connections: usize) -> PeerConfig {
+    PeerConfig {
         token: token.map(|t| t.as_bytes().to_vec()),
         max_connections,
         hello_timeout: Duration::from_millis(300),
         exchange_timeout: Duration::from_secs(2),
         ..PeerConfig::default()
-    };
+    }
+}
+
+fn start_with(cfg: PeerConfig) -> Peer {
     Peer::start("127.0.0.1:0".parse().unwrap(), cfg).expect("peer starts")
+}
+
+fn start(token: Option<&str>, max_connections: usize) -> Peer {
+    start_with(config(token, max_connections))
 }
 
 fn hello(mode: Mode, req: u32, resp: u32, token: &str) -> Vec<u8> {
@@ -51,6 +59,12 @@ fn closed(s: &mut TcpStream) -> bool {
             Err(e) => return e.kind() == std::io::ErrorKind::ConnectionReset,
         }
     }
+}
+
+/// Ends the client's side of a stream and waits for the peer to close its side.
+fn end_stream(s: &mut TcpStream) {
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(closed(s), "the peer closes after the client's end of stream");
 }
 
 #[test]
@@ -193,8 +207,7 @@ fn a_stream_shorter_than_the_low_water_mark_ends_promptly() {
     s.write_all(&[5u8; 1000]).unwrap();
     std::thread::sleep(Duration::from_millis(50));
     let t0 = Instant::now();
-    s.shutdown(std::net::Shutdown::Write).unwrap();
-    assert!(closed(&mut s), "the peer closes after the client's end of stream");
+    end_stream(&mut s);
     let waited = t0.elapsed();
     assert!(
         waited < Duration::from_secs(1),
@@ -207,13 +220,7 @@ fn a_stream_shorter_than_the_low_water_mark_ends_promptly() {
 fn a_small_fixed_receive_buffer_does_not_stall_the_low_water_mark() {
     // A peer told to use a 16 KiB receive buffer (autotuning off) can never queue 128 KiB:
     // its reads must still move the stream at full speed, not once per timeout (2 s here).
-    let cfg = PeerConfig {
-        token: Some(b"tok".to_vec()),
-        exchange_timeout: Duration::from_secs(2),
-        rcvbuf_bytes: 16 << 10,
-        ..PeerConfig::default()
-    };
-    let peer = Peer::start("127.0.0.1:0".parse().unwrap(), cfg).expect("peer starts");
+    let peer = start_with(PeerConfig { rcvbuf_bytes: 16 << 10, ..config(Some("tok"), 8) });
     let (mut s, reply) = greet(&peer, &hello(Mode::StreamToPeer, 30 << 10, 1, "tok"));
     assert_eq!(reply.unwrap().0, Status::Ok);
     let t0 = Instant::now();
@@ -221,8 +228,7 @@ fn a_small_fixed_receive_buffer_does_not_stall_the_low_water_mark() {
     for _ in 0..200 {
         s.write_all(&msg).unwrap();
     }
-    s.shutdown(std::net::Shutdown::Write).unwrap();
-    assert!(closed(&mut s), "the peer closes after the client's end of stream");
+    end_stream(&mut s);
     let took = t0.elapsed();
     assert!(
         took < Duration::from_millis(1500),
