@@ -7,6 +7,7 @@ pub mod event;
 pub mod histogram;
 pub mod params;
 pub mod profile;
+pub mod quality;
 pub mod result;
 pub mod units;
 
@@ -14,5 +15,6 @@ pub use event::Event;
 pub use histogram::LatencyHistogram;
 pub use params::{CellSpec, Params, Value};
 pub use profile::{Profile, ProfileEntry};
+pub use quality::CellQuality;
 pub use result::{CellResult, CellStatus, CpuMethod, CpuUsage, OpStats, RunStatus, SamplePoint, WorkloadCpu};
 pub use units::{Bytes, Direction, Nanos, WorkUnit};

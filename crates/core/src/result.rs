@@ -169,10 +169,19 @@ pub struct CellResult {
     /// Where the CPU time went in the window (`run --profile`), else None.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::Profile>,
+    /// Noise in the window and the figures below their resolution.
+    #[serde(default)]
+    pub quality: crate::CellQuality,
 }
 
 impl CellResult {
-    /// Units per second over the window.
+    /// Units per second over the window, or None when the engine marked it below its
+    /// resolution (e.g. an overhead subtraction that came out negative).
+    pub fn throughput_resolved(&self) -> Option<f64> {
+        (!self.quality.below(crate::quality::THROUGHPUT)).then(|| self.throughput())
+    }
+
+    /// Units per second over the window (the raw figure; see [`Self::throughput_resolved`]).
     pub fn throughput(&self) -> f64 {
         let s = self.window.as_secs_f64();
         if s > 0.0 {
@@ -182,8 +191,10 @@ impl CellResult {
         }
     }
 
+    /// None without units, or when the window's CPU figures are below their resolution.
     fn per_unit(&self, cpu_s: f64) -> Option<f64> {
-        (self.units > 0.0).then(|| cpu_s / self.units)
+        let resolved = !self.quality.below(crate::quality::CPU);
+        (self.units > 0.0 && resolved).then(|| cpu_s / self.units)
     }
 
     /// Total (user + kernel) system CPU seconds per unit of work.
@@ -218,6 +229,7 @@ impl CellResult {
             extra: Default::default(),
             settings: Default::default(),
             profile: None,
+            quality: Default::default(),
         }
     }
 }
@@ -239,6 +251,11 @@ mod tests {
         assert_eq!(r.cpu_total_per_unit(), Some(2e-6));
         assert_eq!(r.cpu_kernel_per_unit(), Some(1.5e-6));
         assert_eq!(r.cpu_user_per_unit(), Some(0.5e-6));
+        r.quality.mark_below(crate::quality::CPU, "8 ticks");
+        assert_eq!(r.cpu_total_per_unit(), None, "below resolution: no plain number");
+        assert_eq!(r.cpu.total_s(), 4.0, "the raw figure stays");
+        r.quality.mark_below(crate::quality::THROUGHPUT, "negative");
+        assert_eq!(r.throughput_resolved(), None);
         r.units = 0.0;
         assert_eq!(r.cpu_total_per_unit(), None);
     }

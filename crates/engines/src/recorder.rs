@@ -29,6 +29,9 @@ pub struct Totals {
     pub latencies: BTreeMap<String, LatencyHistogram>,
     pub workload_cpu: WorkloadCpu,
     pub extra: BTreeMap<String, f64>,
+    /// Figures the engine found below their resolution: name → why (see
+    /// [`racehorse_core::CellQuality::below_resolution`]).
+    pub below_resolution: BTreeMap<String, String>,
 }
 
 /// Collects worker submissions for one cell.
@@ -69,6 +72,13 @@ impl Recorder {
     /// Records an engine-specific figure (e.g. the reference tool's own result).
     pub fn set_extra(&self, name: &str, value: f64) {
         self.lock().extra.insert(name.to_string(), value);
+    }
+
+    /// Marks a figure as below its resolution (`racehorse_core::quality::THROUGHPUT`,
+    /// `latency OP`, …): it is stored with the reason and never shown as a plain number.
+    /// Keep its raw inputs with [`Recorder::set_extra`].
+    pub fn below_resolution(&self, name: &str, why: impl Into<String>) {
+        self.lock().below_resolution.insert(name.to_string(), why.into());
     }
 
     pub fn totals(&self) -> Totals {

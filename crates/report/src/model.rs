@@ -55,7 +55,7 @@ impl Metric {
     /// The metric of one cell in base units (units/s, CPU s/unit); None when not measured.
     pub fn value(self, c: &CellResult) -> Option<f64> {
         let v = match self {
-            Metric::Throughput => Some(c.throughput()),
+            Metric::Throughput => c.throughput_resolved(),
             Metric::CpuTotalPerUnit => c.cpu_total_per_unit(),
             Metric::CpuKernelPerUnit => c.cpu_kernel_per_unit(),
             Metric::CpuUserPerUnit => c.cpu_user_per_unit(),

@@ -264,6 +264,7 @@ impl Runner {
         result.bytes_written = totals.bytes_written;
         result.workload_cpu = totals.workload_cpu;
         result.extra.extend(totals.extra);
+        result.quality.below_resolution.extend(totals.below_resolution);
         result.latencies = totals
             .latencies
             .into_iter()

@@ -4,7 +4,7 @@
 use crate::error::{Result, StoreError};
 use crate::store::{now_unix_s, parse_column, Store};
 use racehorse_core::{
-    CellResult, CellSpec, CellStatus, CpuMethod, CpuUsage, LatencyHistogram, Nanos, OpStats, Params,
+    CellQuality, CellResult, CellSpec, CellStatus, CpuMethod, CpuUsage, LatencyHistogram, Nanos, OpStats, Params,
     SamplePoint, WorkUnit, WorkloadCpu,
 };
 use rusqlite::{params, Row, Transaction};
@@ -13,13 +13,15 @@ use std::collections::BTreeMap;
 const CELL_INSERT: &str = "INSERT INTO cells (run_id, idx, workload, variant, rep, params_json, match_key, \
      status, error, unit, units, window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, \
      cpu_steal_s, cpu_iowait_s, cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, \
-     cpus_online, extra_json, finished_at_unix_s, settings_json, profile_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
-     ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
+     cpus_online, extra_json, finished_at_unix_s, settings_json, profile_json, outside_cpu_s, kthread_cpu_s, \
+     own_cpu_s, noisy, below_resolution_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
+     ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)";
 
 const CELL_SELECT: &str = "SELECT id, workload, variant, rep, params_json, status, error, unit, units, \
      window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, cpu_steal_s, cpu_iowait_s, \
      cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, cpus_online, extra_json, \
-     settings_json, profile_json FROM cells WHERE run_id = ?1 ORDER BY idx, id";
+     settings_json, profile_json, outside_cpu_s, kthread_cpu_s, own_cpu_s, noisy, below_resolution_json \
+     FROM cells WHERE run_id = ?1 ORDER BY idx, id";
 
 const SAMPLE_COLUMNS: &str = "t_ms, cpu_user_pct, cpu_kernel_pct, cpu_iowait_pct, cpu_steal_pct, \
      cpu_idle_pct, run_queue_tasks, blocked_tasks, mem_free_bytes, mem_cached_bytes, mem_dirty_bytes, \
@@ -172,6 +174,11 @@ fn insert_cell_row(tx: &Transaction<'_>, run_id: i64, idx: usize, cell: &CellRes
             now_unix_s(),
             serde_json::to_string(&cell.settings)?,
             cell.profile.as_ref().map(serde_json::to_string).transpose()?,
+            cell.quality.outside_cpu_s,
+            cell.quality.kthread_cpu_s,
+            cell.quality.own_cpu_s,
+            cell.quality.noisy,
+            serde_json::to_string(&cell.quality.below_resolution)?,
         ],
     )?;
     Ok(tx.last_insert_rowid())
@@ -254,6 +261,18 @@ fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> 
         Ok(x) => x,
         Err(e) => return Ok(Err(format!("profile_json: {e}"))),
     };
+    let below_json: String = row.get(30)?;
+    let below_resolution = match serde_json::from_str(&below_json) {
+        Ok(x) => x,
+        Err(e) => return Ok(Err(format!("below_resolution_json: {e}"))),
+    };
+    let quality = CellQuality {
+        outside_cpu_s: row.get(26)?,
+        kthread_cpu_s: row.get(27)?,
+        own_cpu_s: row.get(28)?,
+        noisy: row.get(29)?,
+        below_resolution,
+    };
     let spec = CellSpec { workload: row.get(1)?, params, variant: row.get(2)?, rep: row.get(3)? };
     Ok(Ok(CellResult {
         spec,
@@ -284,6 +303,7 @@ fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> 
         extra,
         settings,
         profile,
+        quality,
     }))
 }
 

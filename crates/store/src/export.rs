@@ -86,7 +86,7 @@ fn cell_json(cell: &CellResult) -> Json {
         "units": cell.units,
         "window_ns": cell.window.0,
         "window_s": cell.window.as_secs_f64(),
-        "throughput_per_s": cell.throughput(),
+        "throughput_per_s": cell.throughput_resolved(),
         "ops": cell.ops,
         "bytes_read": cell.bytes_read,
         "bytes_written": cell.bytes_written,
@@ -111,6 +111,20 @@ fn cell_json(cell: &CellResult) -> Json {
         "extra": cell.extra,
         "settings": cell.settings,
         "profile": cell.profile,
+        "quality": quality_json(cell),
+    })
+}
+
+/// The cell's noise and resolution (additive in contract v1; see docs/formats.md).
+fn quality_json(cell: &CellResult) -> Json {
+    let q = &cell.quality;
+    json!({
+        "outside_cpu_s": q.outside_cpu_s,
+        "kthread_cpu_s": q.kthread_cpu_s,
+        "own_cpu_s": q.own_cpu_s,
+        "noisy": q.noisy.is_some(),
+        "noisy_reason": q.noisy,
+        "below_resolution": q.below_resolution,
     })
 }
 
@@ -165,6 +179,11 @@ const FIXED_TAIL: &[&str] = &[
     "wl_cpu_method",
     "harness_cpu_s",
     "cpus_online",
+    "outside_cpu_s",
+    "kthread_cpu_s",
+    "own_cpu_s",
+    "noisy",
+    "below_resolution",
 ];
 const LATENCY_FIELDS: &[&str] = &["count", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns"];
 
@@ -176,7 +195,7 @@ fn fixed_tail_values(cell: &CellResult) -> Vec<String> {
         cell.unit.as_str().to_owned(),
         n(cell.units),
         n(cell.window.as_secs_f64()),
-        n(cell.throughput()),
+        csv_num(cell.throughput_resolved()),
         cell.ops.to_string(),
         cell.bytes_read.to_string(),
         cell.bytes_written.to_string(),
@@ -193,6 +212,11 @@ fn fixed_tail_values(cell: &CellResult) -> Vec<String> {
         cpu_method_str(cell.workload_cpu.method).to_owned(),
         n(cell.harness_cpu_s),
         cell.cpus_online.to_string(),
+        csv_num(cell.quality.outside_cpu_s),
+        csv_num(cell.quality.kthread_cpu_s),
+        csv_num(cell.quality.own_cpu_s),
+        cell.quality.noisy.clone().unwrap_or_default(),
+        cell.quality.below_resolution.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("; "),
     ]
 }
 

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
 /// Never edit a released step: append a new one (see docs/formats.md).
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -105,6 +105,17 @@ const V2: &str = "ALTER TABLE cells ADD COLUMN settings_json TEXT NOT NULL DEFAU
 
 /// Version 3: the cell's profile (`run --profile`: top images and symbols, JSON), or NULL.
 const V3: &str = "ALTER TABLE cells ADD COLUMN profile_json TEXT;";
+
+/// Version 4: how far the cell can be trusted (issue 21): the CPU other processes and kernel
+/// threads used in its window, racehorse's own CPU at sub-tick precision, why it is noisy
+/// (NULL: quiet), and which figures were below their resolution (JSON object name → why).
+const V4: &str = "
+ALTER TABLE cells ADD COLUMN outside_cpu_s REAL;
+ALTER TABLE cells ADD COLUMN kthread_cpu_s REAL;
+ALTER TABLE cells ADD COLUMN own_cpu_s REAL;
+ALTER TABLE cells ADD COLUMN noisy TEXT;
+ALTER TABLE cells ADD COLUMN below_resolution_json TEXT NOT NULL DEFAULT '{}';
+";
 
 /// The schema version recorded in the database.
 pub fn user_version(conn: &Connection) -> Result<i64> {
