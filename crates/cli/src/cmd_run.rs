@@ -6,7 +6,8 @@ use crate::{cmd_show, CmdResult, Failure};
 use anyhow::Context;
 use racehorse_core::{Event, RunStatus, Value};
 use racehorse_engines::{find, CellContext, RealClock};
-use racehorse_machine::guard::{default_state_file, install_signal_flag, recover, Guard};
+use racehorse_machine::guard::{default_state_file, recover, Guard};
+use racehorse_machine::install_signal_flag;
 use racehorse_machine::{cpuctl, env, exclusivity, SysRoot};
 use racehorse_runner::adaptive::{Adaptive, MIN_REPS};
 use racehorse_runner::apply::{check_variants, variant_dir};
@@ -438,6 +439,7 @@ fn execute_plan(
         sample_interval: (a.sample_ms > 0).then(|| Duration::from_millis(a.sample_ms)),
         drop_caches: plan.suite.drop_caches,
         profile,
+        noise_threshold: racehorse_machine::tenants::DEFAULT_NOISE_CPU_FRACTION,
     };
     let etas = (0..plan.cells.len()).map(|i| plan.eta_from(i)).collect();
     let quiet = a.quiet || json || !std::io::stderr().is_terminal();

@@ -1,7 +1,7 @@
 //! CPU lists (online, possible) and how the number of CPUs can be controlled (hotplug or affinity).
 
 use crate::error::MachineError;
-use crate::root::{euid, read_text, SysRoot};
+use crate::root::{euid, read_text, read_trim, SysRoot};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -76,7 +76,21 @@ fn read_list(path: PathBuf) -> Result<Vec<u32>, MachineError> {
 
 /// CPUs currently online (`<sys>/devices/system/cpu/online`).
 pub fn online_cpus(root: &SysRoot) -> Result<Vec<u32>, MachineError> {
-    read_list(root.sys("devices/system/cpu/online"))
+    let listed = read_list(root.sys("devices/system/cpu/online"))?;
+    if root.is_host() {
+        return Ok(listed);
+    }
+    // A fixture tree has no kernel to keep the summary file in step with the per-CPU files
+    // that a Guard writes: follow those, as the kernel would.
+    let possible = possible_cpus(root).unwrap_or_else(|_| listed.clone());
+    Ok(possible
+        .into_iter()
+        .filter(|&c| match read_trim(&online_file(root, c)).as_deref() {
+            Some("1") => true,
+            Some("0") => false,
+            _ => listed.contains(&c),
+        })
+        .collect())
 }
 
 /// CPUs that could ever be online (`<sys>/devices/system/cpu/possible`).

@@ -9,8 +9,6 @@ use crate::error::MachineError;
 use crate::root::{euid, write_ctl, SysRoot};
 use crate::state::{self, owner_alive, restore_saved, sysctl_path, SavedState};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use verify::{ChangeLog, Setting};
 
 mod commands;
@@ -348,21 +346,6 @@ pub fn default_state_file() -> PathBuf {
         _ => std::env::temp_dir().join(format!("racehorse-{}", euid())),
     };
     base.join("racehorse/restore.json")
-}
-
-/// Sets the returned flag on the first SIGINT/SIGTERM (the runner then stops and unwinds, so
-/// Guards restore on drop); a second one exits at once with 128+signal (130 for Ctrl-C), which
-/// skips Drop — the state file and `recover` cover that case.
-pub fn install_signal_flag() -> Result<Arc<AtomicBool>, MachineError> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        let err = |e| MachineError::io(format!("signal handler for signal {sig}"), e);
-        // Order matters: the conditional shutdown sees the flag before this signal sets it.
-        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag)).map_err(err)?;
-        signal_hook::flag::register(sig, Arc::clone(&flag)).map_err(err)?;
-    }
-    Ok(flag)
 }
 
 #[cfg(test)]

@@ -10,12 +10,15 @@ pub mod fixtures;
 pub mod guard;
 pub mod knobs;
 pub mod loadavg;
+pub mod lock;
 pub mod meminfo;
 pub mod mounts;
 pub mod procstat;
 pub mod root;
 pub mod rusage;
 pub mod sampler;
+pub mod signals;
+pub mod tenants;
 mod shell;
 mod state;
 #[cfg(test)]
@@ -28,7 +31,9 @@ pub use cpuctl::{detect_method, online_cpus, parse_cpu_list, possible_cpus, CpuM
 pub use env::Environment;
 pub use error::MachineError;
 pub use exclusivity::Exclusivity;
-pub use guard::{default_state_file, install_signal_flag, recover, Guard};
+pub use guard::{default_state_file, recover, Guard};
+pub use lock::{LockError, MachineLock};
+pub use signals::{install_signal_flag, StopSignals};
 pub use knobs::{
     block_queue_dir, choices, device_for_devnum, device_of_path, governor_files, selected_value, thp_file,
 };

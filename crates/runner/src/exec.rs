@@ -8,6 +8,7 @@ use crate::monitor::{cpus_online_mean, EdgeHooks, Edges, Sampler};
 use crate::plan::{Plan, PlannedCell};
 use crate::profiling::{ProfileSettings, Profiler};
 use crate::sinks::Sink;
+use crate::window_check::WindowCheck;
 use racehorse_core::event::CellPhase;
 use racehorse_core::{CellResult, CellStatus, CpuMethod as WlCpuMethod, Event, RunStatus};
 use racehorse_engines::{
@@ -36,6 +37,8 @@ pub struct Runner {
     pub drop_caches: bool,
     /// `run --profile`: record where the CPU time goes in each window.
     pub profile: Option<ProfileSettings>,
+    /// Share of one CPU other tenants may use in a window before its cell is noisy.
+    pub noise_threshold: f64,
 }
 
 /// How a run ended.
@@ -160,11 +163,12 @@ impl Runner {
         };
         let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Prepare });
         let limited = engine.memory_limit(&ctx)?;
+        let method = (!vs.plugd).then(|| guard.method());
         let outcome = match limited {
-            Some(limit) => {
-                Self::under_limit(guard, limit, result, |r| self.prepare_and_run(cell, engine, &ctx, emit, r))
-            }
-            None => self.prepare_and_run(cell, engine, &ctx, emit, result),
+            Some(limit) => Self::under_limit(guard, limit, result, |r| {
+                self.prepare_and_run(cell, engine, &ctx, emit, r, method)
+            }),
+            None => self.prepare_and_run(cell, engine, &ctx, emit, result, method),
         };
         let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Cleanup });
         if engine.caps().needs_disk {
@@ -224,6 +228,7 @@ impl Runner {
         ctx: &CellContext,
         emit: &mut dyn FnMut(Event) -> Result<(), String>,
         result: &mut CellResult,
+        method: Option<racehorse_machine::CpuMethod>,
     ) -> Result<(), EngineError> {
         let mut workload = engine.prepare(ctx)?;
         let edges = Arc::new(Mutex::new(Edges::default()));
@@ -284,6 +289,14 @@ impl Runner {
             } else {
                 proc_s
             };
+            let check = WindowCheck {
+                edges: &e,
+                monitor: &monitored.1,
+                noise_threshold: self.noise_threshold,
+                user_hz: user_hz(),
+                method,
+            };
+            check.apply(result).map_err(EngineError::Failed)?;
         }
         Ok(())
     }
@@ -440,6 +453,7 @@ pub fn execute(
 pub(crate) mod tests {
     use super::*;
     use crate::sinks::Sink;
+use crate::window_check::WindowCheck;
     use crate::suite::Suite;
     use racehorse_engines::FakeClock;
     use std::path::Path;
@@ -464,6 +478,7 @@ pub(crate) mod tests {
             sample_interval: None,
             drop_caches,
             profile: None,
+            noise_threshold: racehorse_machine::tenants::DEFAULT_NOISE_CPU_FRACTION,
         };
         let guard = Guard::new(root, tmp.join("state.json")).unwrap();
         (runner, guard)

@@ -15,6 +15,7 @@ mod ramp;
 pub mod sinks;
 pub mod suite;
 pub mod variant;
+pub mod window_check;
 
 pub use exec::{execute, RunOutcome, Runner};
 pub use plan::{Plan, PlannedCell};

@@ -7,6 +7,7 @@ use racehorse_machine::cpuctl::online_cpus;
 use racehorse_machine::procstat::{read_stat, user_hz, StatSnapshot};
 use racehorse_machine::rusage::{process_cpu, CpuTime};
 use racehorse_machine::sampler::{point, RawSample};
+use racehorse_machine::tenants::{self, ProcSnapshot};
 use racehorse_machine::SysRoot;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,8 @@ pub(crate) struct Edges {
     pub end: Option<(StatSnapshot, CpuTime)>,
     pub online: OnlineReadings,
     pub window: (Option<Instant>, Option<Instant>),
+    /// Every process at the start and at the end (who else used the CPU in the window).
+    pub procs: (Option<ProcSnapshot>, Option<ProcSnapshot>),
 }
 
 pub(crate) struct EdgeHooks {
@@ -33,17 +36,24 @@ fn online_count(root: &SysRoot) -> Option<u32> {
 }
 
 impl EdgeHooks {
+    /// Reads the edge. The process scan (about a millisecond) is taken outside the /proc/stat
+    /// readings, so its own cost stays out of the window's CPU figures.
     fn snap(&self, start: bool) {
+        let me = std::process::id();
+        let procs_before = start.then(|| tenants::snapshot(&self.root, me));
         let s = read_stat(&self.root).ok().map(|s| (s, process_cpu()));
         let now = Instant::now();
+        let procs = procs_before.or_else(|| Some(tenants::snapshot(&self.root, me)));
         let n = online_count(&self.root);
         let mut e = self.edges.lock().unwrap_or_else(|e| e.into_inner());
         if start {
             e.start = s;
             e.window.0 = Some(now);
+            e.procs.0 = procs;
         } else {
             e.end = s;
             e.window.1 = Some(now);
+            e.procs.1 = procs;
         }
         e.online.extend(n.map(|n| (now, n)));
     }
