@@ -1,9 +1,11 @@
 //! The `diskio` option table and a cell's validated configuration: phase, processes, record
-//! and file sizes, direct I/O, fsync inside the timing, I/O engine and depth, target.
+//! and file sizes, direct I/O, fsync inside the timing, I/O engine and depth, the least
+//! window of pass mode (and which phases may repeat their pass to fill it), target.
 
 use super::pattern::{IoDir, Pattern};
 use crate::{CellContext, EngineError, OptKind, OptionSpec};
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
@@ -67,6 +69,14 @@ pub const OPTIONS: &[OptionSpec] = &[
         default: "false",
         help: "false: one pass per process, window ends at the first to finish (IOzone stonewall); \
                true: loop until the runtime window ends (fio time_based)",
+    },
+    OptionSpec {
+        name: "min_window_ms",
+        kind: OptKind::Int { min: 0, max: 3_600_000 },
+        default: "1000",
+        help: "pass mode: repeat each process's pass until its window lasts this long, counting every pass \
+               (write truncates first; cold reads without direct are never repeated, the cache would serve \
+               them); 0: one pass. diskio only: the fio engine ignores it",
     },
     OptionSpec {
         name: "target",
@@ -153,6 +163,9 @@ pub struct DiskConfig {
     pub iodepth: u32,
     pub rwmixread: u32,
     pub timed: bool,
+    /// Pass mode: passes are repeated until a process's window lasts this long (see
+    /// [`DiskConfig::repeats`]); zero: one pass.
+    pub min_window: Duration,
     /// Directory under which the cell's files live, or a block device.
     pub target: PathBuf,
     /// Writes to a block-device target are allowed.
@@ -182,6 +195,10 @@ impl DiskConfig {
             iodepth: u32::try_from(ctx.get_u64("iodepth")?).unwrap_or(u32::MAX),
             rwmixread: u32::try_from(ctx.get_u64("rwmixread")?).unwrap_or(101),
             timed: ctx.get_bool("timed")?,
+            min_window: match ctx.spec.params.get("min_window_ms") {
+                Some(_) => Duration::from_millis(ctx.get_u64("min_window_ms")?),
+                None => Duration::ZERO,
+            },
             target,
             destructive: match ctx.spec.params.get("destructive") {
                 Some(_) => ctx.get_bool("destructive")?,
@@ -234,9 +251,20 @@ impl DiskConfig {
         self.size_bytes / self.bs_bytes
     }
 
-    /// The operation sequence of worker `i`: one pass (records ops) or endless when timed.
-    pub fn pattern(&self, i: usize) -> Pattern {
-        let seed = 0x5eed_0000_u64 ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    /// A pass may be repeated to fill [`DiskConfig::min_window`]: in pass mode, unless the
+    /// phase must read from the disk through the page cache (read, randread, randrw without
+    /// O_DIRECT) — a second pass would find the file cached, and evicting it inside the window
+    /// would add the eviction's CPU. With O_DIRECT every pass goes to the device.
+    pub fn repeats(&self) -> bool {
+        !self.timed && !self.min_window.is_zero() && (self.direct || !self.phase.cold())
+    }
+
+    /// The operation sequence of worker `i` in its pass `pass` (0, 1, … when passes repeat;
+    /// random offsets differ from pass to pass): one pass (records ops) or endless when timed.
+    pub fn pattern(&self, i: usize, pass: u64) -> Pattern {
+        let seed = 0x5eed_0000_u64
+            ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ pass.wrapping_mul(0xD1B5_4A32_D192_ED03);
         let ops = (!self.timed).then(|| self.records());
         match self.phase {
             DiskPhase::Write | DiskPhase::Rewrite => {

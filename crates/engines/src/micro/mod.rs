@@ -3,6 +3,8 @@
 //! 11, or minimum for the pointer chase; clock and loop overhead subtracted) on one pinned
 //! CPU. Latencies count operations (µs per op in the extra `latency_us`), bandwidths count
 //! bytes (MB/s, MB = 10^6, in `mb_per_s`); working sets follow the cache levels from sysfs.
+//! A latency whose overhead subtraction leaves less than its noise is stored as below
+//! resolution, never as a number (see `record.rs`).
 
 pub mod caches;
 pub mod chase;
@@ -103,7 +105,15 @@ const OPTIONS: &[OptionSpec] = &[
         name: "enough_ms",
         kind: OptKind::Int { min: 1, max: 10_000 },
         default: "5",
-        help: "length of one timed interval in ms (lmbench's ENOUGH)",
+        help: "least length of one timed interval in ms (lmbench's ENOUGH)",
+    },
+    OptionSpec {
+        name: "min_window_ms",
+        kind: OptKind::Int { min: 0, max: 60_000 },
+        default: "400",
+        help: "the tries of the reported figure (and of each baseline) last at least this long \
+               together, intervals stretched beyond enough_ms, so that the window (about 0.5 s) spans \
+               many CPU ticks (not for caches; 0: enough_ms alone)",
     },
 ];
 
