@@ -14,15 +14,19 @@ pub enum Verdict {
     Better,
     Worse,
     Same,
+    /// Not judged: the case ran while something else disturbed the machine.
+    Noisy,
 }
 
 impl Verdict {
-    /// Fill colour: green for better, red (vermillion) for worse, grey for same.
+    /// Fill colour: green for better, red (vermillion) for worse, grey for same, pale grey
+    /// for noisy.
     pub fn color(self) -> &'static str {
         match self {
             Verdict::Better => "#009E73",
             Verdict::Worse => "#D55E00",
             Verdict::Same => "#9E9E9E",
+            Verdict::Noisy => "#D9D9D9",
         }
     }
 
@@ -32,6 +36,7 @@ impl Verdict {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::Same => "same",
+            Verdict::Noisy => "noisy, not judged",
         }
     }
 }
@@ -112,7 +117,7 @@ impl BarChart {
             Plot { left, top: PLOT_TOP_PX, width: slot * self.bars.len() as f64, height: PLOT_HEIGHT_PX };
         let width = plot.right() + RIGHT_MARGIN_PX;
 
-        let verdicts: Vec<Verdict> = [Verdict::Better, Verdict::Worse, Verdict::Same]
+        let verdicts: Vec<Verdict> = [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy]
             .into_iter()
             .filter(|v| self.bars.iter().any(|b| b.verdict == *v))
             .collect();
@@ -203,6 +208,7 @@ mod tests {
                 bar("clients=1 cpus=2", 12.5, Some((8.0, 17.0)), Verdict::Better),
                 bar("clients=4 cpus=2", -7.25, Some((-10.0, -4.0)), Verdict::Worse),
                 bar("clients=8 cpus=2", 0.4, None, Verdict::Same),
+                bar("clients=16 cpus=2", -60.0, None, Verdict::Noisy),
             ],
         }
     }
@@ -223,9 +229,10 @@ mod tests {
     #[test]
     fn bars_are_coloured_by_verdict() {
         let svg = sample().to_svg();
-        for v in [Verdict::Better, Verdict::Worse, Verdict::Same] {
+        for v in [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy] {
             assert!(svg.contains(&format!("fill=\"{}\"", v.color())), "{v:?}");
         }
+        assert!(svg.contains(">noisy, not judged</text>"), "the legend names noisy bars");
         assert_ne!(Verdict::Better.color(), Verdict::Worse.color());
         assert_ne!(Verdict::Same.color(), Verdict::Worse.color());
     }
@@ -303,9 +310,9 @@ mod tests {
     proptest! {
         #[test]
         fn arbitrary_bars_give_well_formed_svg(
-            values in prop::collection::vec((any::<f64>(), prop::option::of((-1e6f64..1e6, -1e6f64..1e6)), 0..3u8), 0..20),
+            values in prop::collection::vec((any::<f64>(), prop::option::of((-1e6f64..1e6, -1e6f64..1e6)), 0..4u8), 0..20),
         ) {
-            let verdicts = [Verdict::Better, Verdict::Worse, Verdict::Same];
+            let verdicts = [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy];
             let bars = values
                 .into_iter()
                 .enumerate()

@@ -1,8 +1,10 @@
 //! Builds the report's charts from the models: throughput against load with one line per
 //! other parameter set (base dashed, new solid), relative change per point as bars, CPU
-//! per unit of work per point (user and kernel stacked), and a cell's monitor series.
+//! per unit of work per point (user and kernel stacked), and a cell's monitor series. Only
+//! resolved, finite figures reach a chart, so they alone set its axes; noisy points are drawn
+//! pale and not judged.
 
-use crate::compare::{Comparison, WorkloadTable};
+use crate::compare::{Comparison, MetricCompare, WorkloadTable};
 use crate::model::{load_axis, params_label, Metric, Verdict};
 use crate::runreport::RunTable;
 use crate::units::unit_view;
@@ -13,8 +15,11 @@ use std::collections::BTreeMap;
 /// Bar charts show at most this many points; more would be unreadable.
 pub const MAX_BARS: usize = 48;
 
-fn chart_verdict(v: Option<Verdict>, significant: Option<bool>) -> racehorse_chart::Verdict {
-    match (v, significant) {
+fn chart_verdict(m: &MetricCompare) -> racehorse_chart::Verdict {
+    if m.noisy_window {
+        return racehorse_chart::Verdict::Noisy;
+    }
+    match (m.verdict, m.significant) {
         (Some(Verdict::Better), Some(true) | None) => racehorse_chart::Verdict::Better,
         (Some(Verdict::Worse), Some(true) | None) => racehorse_chart::Verdict::Worse,
         _ => racehorse_chart::Verdict::Same,
@@ -117,7 +122,7 @@ fn compare_bars(c: &Comparison, t: &WorkloadTable, side: usize, metric: Metric) 
         .iter()
         .filter_map(|row| {
             let m = row.sides.get(side)?.as_ref()?.metric(metric)?;
-            let value = m.gain_pct?;
+            let value = m.gain_pct.filter(|g| g.is_finite())?;
             let ci = m.ci.map(|ci| {
                 let (a, b) = (metric.gain_pct(ci.lo), metric.gain_pct(ci.hi));
                 (a.min(b), a.max(b))
@@ -126,7 +131,7 @@ fn compare_bars(c: &Comparison, t: &WorkloadTable, side: usize, metric: Metric) 
                 label: if row.label.is_empty() { "all".into() } else { row.label.clone() },
                 value,
                 ci,
-                verdict: chart_verdict(m.verdict, m.significant),
+                verdict: chart_verdict(m),
             })
         })
         .collect();
@@ -158,8 +163,11 @@ fn compare_cpu(c: &Comparison, t: &WorkloadTable) -> String {
             };
             for (side, cell) in row.sides.iter().enumerate() {
                 let Some(cell) = cell else { continue };
-                let user = cell.metric(Metric::CpuUserPerUnit);
-                let kernel = cell.metric(Metric::CpuKernelPerUnit);
+                let resolved = |m: Metric| cell.metric(m).filter(|mc| !mc.below_resolution);
+                let (user, kernel) = (resolved(Metric::CpuUserPerUnit), resolved(Metric::CpuKernelPerUnit));
+                if user.is_none() && kernel.is_none() {
+                    continue;
+                }
                 if side == 0 || bars.is_empty() {
                     let b = seg(
                         user.and_then(|m| m.base.map(|s| s.mean)),

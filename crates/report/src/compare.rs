@@ -1,14 +1,18 @@
 //! Matching cells of a base side with one or more new sides and comparing every metric:
-//! means, ratio new/base ("scaled to base"), gain in % (+ is better), CI and significance.
+//! means, ratio new/base ("scaled to base"), gain in % (+ is better), CI and significance
+//! (gated by noisy repetitions and figures below resolution, corrected over all the tests of
+//! one new side in [`crate::verdicts`]).
 
 use crate::envdiff::{env_diff, EnvDelta};
 use crate::model::{
     group_cells, params_label, split_params, Group, GroupKey, Metric, Side, SideInfo, Verdict,
 };
 use crate::overall::overall_cells;
+use crate::quality::NoisyRep;
 use crate::summary::{by_area, overall, summarise, AreaSummary, Overall, SummaryRow};
+use crate::verdicts::{correct, count_verdicts, SideVerdicts};
 use racehorse_core::{Params, WorkUnit};
-use racehorse_stats::{noisy, ratio_ci, CiMethod, RatioCi, Summary};
+use racehorse_stats::{noisy, ratio_ci, ratio_p_value, CiMethod, RatioCi, Summary};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Knobs of a comparison.
@@ -41,11 +45,48 @@ pub struct MetricCompare {
     pub gain_pct: Option<f64>,
     /// Interval of the ratio; None with fewer than 3 repetitions a side.
     pub ci: Option<RatioCi>,
-    /// CI excludes 1; None when there is no CI ("n/a": never guessed).
+    /// Two-sided p-value of "no change", dual to the interval; None without an interval.
+    pub p_value: Option<f64>,
+    /// The p-value after the Benjamini–Hochberg correction over every test of this new side;
+    /// None when the point was not tested (no interval, noisy, below resolution).
+    pub q_value: Option<f64>,
+    /// The change is significant after the correction (`*`); None when there is no interval
+    /// ("n/a": never guessed) or the point is noisy (not judged).
     pub significant: Option<bool>,
+    /// Better, worse or same from the gain; None without a ratio or for a noisy point.
     pub verdict: Option<Verdict>,
     /// Either side's coefficient of variation is above the threshold.
     pub noisy: bool,
+    /// A repetition on either side ran while other processes used the CPU: not judged.
+    pub noisy_window: bool,
+    /// A repetition on either side has this figure below its resolution: no number at all.
+    pub below_resolution: bool,
+}
+
+impl MetricCompare {
+    /// A figure below its resolution on either side: nothing but the flag.
+    pub fn below_resolution(metric: Metric) -> MetricCompare {
+        MetricCompare {
+            metric,
+            base: None,
+            new: None,
+            ratio: None,
+            gain_pct: None,
+            ci: None,
+            p_value: None,
+            q_value: None,
+            significant: None,
+            verdict: None,
+            noisy: false,
+            noisy_window: false,
+            below_resolution: true,
+        }
+    }
+
+    /// Whether this metric takes part in the significance tests of its new side.
+    pub fn tested(&self) -> bool {
+        self.p_value.is_some() && !self.noisy_window && !self.below_resolution
+    }
 }
 
 /// A matched cell on one new side.
@@ -56,6 +97,8 @@ pub struct SideCell {
     pub not_ok: usize,
     /// Repetitions of the new side whose throughput is an outlier (kept).
     pub outlier_reps: Vec<u32>,
+    /// Repetitions of the new side that ran while other processes used the CPU.
+    pub noisy_reps: Vec<NoisyRep>,
 }
 
 impl SideCell {
@@ -73,6 +116,8 @@ pub struct Row {
     pub base_not_ok: usize,
     /// Repetitions of the base whose throughput is an outlier (kept).
     pub base_outlier_reps: Vec<u32>,
+    /// Repetitions of the base that ran while other processes used the CPU.
+    pub base_noisy_reps: Vec<NoisyRep>,
     /// Per new side, in order; None when that side lacks the point.
     pub sides: Vec<Option<SideCell>>,
 }
@@ -119,6 +164,8 @@ pub struct Comparison {
     pub areas: Vec<AreaSummary>,
     /// Geometric means over all workloads, per new side.
     pub overall: Vec<Overall>,
+    /// Per new side: how many points are significant, noisy, below resolution.
+    pub verdicts: Vec<SideVerdicts>,
     /// What differs in the environment, per new side.
     pub env_diff: Vec<Vec<EnvDelta>>,
     /// Matrix points only in base, and only in each new side (labels).
@@ -176,7 +223,9 @@ pub fn compare<'s>(
             });
         }
     }
-    let tables = build_tables(&base_groups, &new_groups, opts, area_of);
+    let mut tables = build_tables(&base_groups, &new_groups, opts, area_of);
+    correct(&mut tables, news.len(), 1.0 - opts.level);
+    let verdicts = count_verdicts(&tables, news.len());
     let summary = summarise(&tables, news.len());
     let overall = overall(&tables, news.len());
     let areas = by_area(&tables, news.len());
@@ -197,6 +246,7 @@ pub fn compare<'s>(
         summary,
         areas,
         overall,
+        verdicts,
         env_diff: news.iter().map(|n| side_env_diff(base, n)).collect(),
         only_base,
         only_new,
@@ -207,6 +257,12 @@ pub fn compare<'s>(
 /// variants of one run share its captured environment).
 fn side_env_diff(base: &Side, new: &Side) -> Vec<EnvDelta> {
     let mut d = env_diff(&base.run, &new.run);
+    let warned = |s: &Side| crate::quality::exclusivity_warnings(&s.run.exclusivity_json);
+    let (bw, nw) = (warned(base), warned(new));
+    if base.run.id != new.run.id && bw != nw {
+        let text = |w: Vec<String>| if w.is_empty() { "(none)".to_string() } else { w.join("; ") };
+        d.push(EnvDelta { key: "exclusivity warnings".into(), base: text(bw), new: text(nw) });
+    }
     if base.variant != new.variant {
         let name = |s: &Side| s.variant.clone().unwrap_or_else(|| "(all)".into());
         let (bs, ns) = (side_settings(base), side_settings(new));
@@ -310,6 +366,7 @@ fn build_tables(
                     label: params_label(&k.params, &columns),
                     base_not_ok: g.not_ok,
                     base_outlier_reps: g.outlier_reps(),
+                    base_noisy_reps: g.noisy_reps(),
                     sides: news.iter().map(|n| n.get(*k).map(|ng| side_cell(g, ng, opts))).collect(),
                 })
                 .collect();
@@ -319,22 +376,41 @@ fn build_tables(
         .collect()
 }
 
+/// One matched point on one new side. A figure below resolution on either side shows no
+/// number; a noisy repetition on either side leaves every metric unjudged (no `*`, no verdict).
 fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions) -> SideCell {
-    let metrics =
-        Metric::ALL.iter().map(|m| metric_compare(*m, &base.values(*m), &new.values(*m), opts)).collect();
-    SideCell { metrics, not_ok: new.not_ok, outlier_reps: new.outlier_reps() }
+    let noisy_reps = new.noisy_reps();
+    let noisy_window = !noisy_reps.is_empty() || !base.noisy_reps().is_empty();
+    let metrics = Metric::ALL
+        .iter()
+        .map(|&m| {
+            if base.below(m) || new.below(m) {
+                return MetricCompare::below_resolution(m);
+            }
+            let mut mc = metric_compare(m, &base.values(m), &new.values(m), opts);
+            if noisy_window {
+                mc.noisy_window = true;
+                mc.significant = None;
+                mc.verdict = None;
+            }
+            mc
+        })
+        .collect();
+    SideCell { metrics, not_ok: new.not_ok, outlier_reps: new.outlier_reps(), noisy_reps }
 }
 
-/// Compares one metric's repetitions.
+/// Compares one metric's repetitions as a single test: `significant` is the interval's own
+/// verdict until [`crate::verdicts::correct`] replaces it with the corrected one.
 pub fn metric_compare(metric: Metric, base: &[f64], new: &[f64], opts: &CompareOptions) -> MetricCompare {
     let b = Summary::of(base);
     let n = Summary::of(new);
     let ratio = match (b, n) {
-        (Some(b), Some(n)) if b.mean > 0.0 => Some(n.mean / b.mean),
+        (Some(b), Some(n)) if b.mean > 0.0 => Some(n.mean / b.mean).filter(|r| r.is_finite()),
         _ => None,
     };
     let gain_pct = ratio.map(|r| metric.gain_pct(r));
     let ci = ratio_ci(base, new, opts.level, opts.ci_method);
+    let p_value = ci.and_then(|_| ratio_p_value(base, new, opts.ci_method));
     let noisy_either = [b, n].iter().flatten().any(|s| noisy(s, opts.noisy_cv));
     MetricCompare {
         metric,
@@ -345,6 +421,10 @@ pub fn metric_compare(metric: Metric, base: &[f64], new: &[f64], opts: &CompareO
         significant: ci.map(|c| c.excludes_one()),
         verdict: gain_pct.map(|g| Verdict::of_gain(g, opts.same_within_pct)),
         ci,
+        p_value,
+        q_value: None,
         noisy: noisy_either,
+        noisy_window: false,
+        below_resolution: false,
     }
 }

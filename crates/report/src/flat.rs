@@ -37,14 +37,27 @@ pub struct FlatRecord {
     pub ci_hi: Option<f64>,
     pub ci_level: Option<f64>,
     pub ci_method: Option<&'static str>,
+    /// Significant after the Benjamini–Hochberg correction over the new side's tests; null
+    /// without an interval, for a noisy point and below resolution (not judged).
     pub significant: Option<bool>,
+    /// Better, worse or same; null for a noisy point (not judged) or without a ratio.
     pub verdict: Option<&'static str>,
     pub noisy: bool,
+    /// Two-sided p-value of no change, and after the correction; null when not tested.
+    pub p_value: Option<f64>,
+    pub q_value: Option<f64>,
+    /// A repetition on either side ran while other processes used the CPU.
+    pub noisy_window: bool,
+    /// The figure is below its resolution on either side: no means, ratio or interval.
+    pub below_resolution: bool,
     /// Some repetition of this point failed or was interrupted on either side.
     pub partial: bool,
     /// Repetitions whose throughput is an outlier (median/MAD), per side; kept in every figure.
     pub base_outlier_reps: Vec<u32>,
     pub new_outlier_reps: Vec<u32>,
+    /// Repetitions that ran while other processes used the CPU, per side.
+    pub base_noisy_reps: Vec<u32>,
+    pub new_noisy_reps: Vec<u32>,
 }
 
 /// Every record of a comparison, table by table, row by row, side by side.
@@ -79,9 +92,15 @@ pub fn flat_records(c: &Comparison) -> Vec<FlatRecord> {
                         significant: m.significant,
                         verdict: m.verdict.map(|v| v.as_str()),
                         noisy: m.noisy,
+                        p_value: m.p_value,
+                        q_value: m.q_value,
+                        noisy_window: m.noisy_window,
+                        below_resolution: m.below_resolution,
                         partial: row.base_not_ok > 0 || cell.not_ok > 0,
                         base_outlier_reps: row.base_outlier_reps.clone(),
                         new_outlier_reps: cell.outlier_reps.clone(),
+                        base_noisy_reps: row.base_noisy_reps.iter().map(|r| r.rep).collect(),
+                        new_noisy_reps: cell.noisy_reps.iter().map(|r| r.rep).collect(),
                     });
                 }
             }

@@ -22,6 +22,7 @@ pub fn compare_json(c: &Comparison) -> String {
         "summary": c.summary,
         "areas": c.areas,
         "overall": c.overall,
+        "verdicts": c.verdicts,
         "env_diff": c.env_diff,
         "only_base": c.only_base,
         "only_new": c.only_new,
@@ -32,7 +33,7 @@ pub fn compare_json(c: &Comparison) -> String {
 }
 
 /// csv header, in column order.
-pub const CSV_COLUMNS: [&str; 25] = [
+pub const CSV_COLUMNS: [&str; 27] = [
     "format_version",
     "side",
     "new_run_id",
@@ -58,6 +59,8 @@ pub const CSV_COLUMNS: [&str; 25] = [
     "verdict",
     "noisy",
     "partial",
+    "noisy_window",
+    "below_resolution",
 ];
 
 /// Quotes a csv field when it holds a comma, quote or line break (RFC 4180).
@@ -104,6 +107,8 @@ fn csv_line(r: &FlatRecord) -> String {
         opt(r.verdict),
         r.noisy.to_string(),
         r.partial.to_string(),
+        r.noisy_window.to_string(),
+        r.below_resolution.to_string(),
     ];
     fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(",")
 }

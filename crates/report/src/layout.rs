@@ -5,6 +5,7 @@
 use crate::compare::{Comparison, MetricCompare, Row, WorkloadTable};
 use crate::doc::{Block, Cell, Grid, Tone};
 use crate::model::{outlier_note, shown, Metric, SideInfo};
+use crate::quality::{exclusivity_line, noisy_legend, noisy_note, BELOW_RES, NOISY_MARK};
 use crate::summary::range_text;
 use crate::units::{date, num, pct, ratio, unit_view};
 
@@ -33,7 +34,12 @@ fn legend(c: &Comparison) -> String {
     format!(
         "Ratios are new/base (\"scaled to base\"); gains in %, + is better (more throughput, less CPU \
          per unit of work). * = significant: the {:.0}% {} confidence interval of the ratio excludes 1 \
-         (needs ≥ 3 repetitions a side; n/a with fewer). ~ = noisy: coefficient of variation above {:.0}%.",
+         and the change stays significant after a Benjamini–Hochberg correction over every point and \
+         metric of the new run (needs ≥ 3 repetitions a side; n/a with fewer). ~ = scattered: \
+         coefficient of variation above {:.0}%. {NOISY_MARK} = noisy: other processes used the CPU \
+         during a repetition on either side (listed under the table); never significant, left out of \
+         the summary. {BELOW_RES} = below the measurement's resolution, no figure. outlier #n = a \
+         repetition whose throughput lies far from the others' median; kept in every figure.",
         c.options.level * 100.0,
         c.options.ci_method.as_str(),
         c.options.noisy_cv * 100.0
@@ -42,6 +48,9 @@ fn legend(c: &Comparison) -> String {
 
 /// The text of one metric cell: `1.12 +12.0%*~`, and its tone.
 pub fn metric_cell(m: &MetricCompare) -> Cell {
+    if m.below_resolution {
+        return Cell::toned(BELOW_RES, Tone::Muted);
+    }
     let Some(r) = m.ratio else { return Cell::toned("n/a", Tone::Muted) };
     let mut s = format!("{} {}", ratio(r), pct(m.gain_pct.unwrap_or(f64::NAN)));
     if m.significant == Some(true) {
@@ -50,7 +59,11 @@ pub fn metric_cell(m: &MetricCompare) -> Cell {
     if m.noisy {
         s.push('~');
     }
+    if m.noisy_window {
+        s.push(NOISY_MARK);
+    }
     let tone = match (m.significant, m.verdict) {
+        _ if m.noisy_window => Tone::Muted,
         (Some(true), Some(crate::model::Verdict::Better)) => Tone::Better,
         (Some(true), Some(crate::model::Verdict::Worse)) => Tone::Worse,
         (Some(_), _) => Tone::Muted,
@@ -67,7 +80,11 @@ fn ci_cell(m: &MetricCompare) -> Cell {
 }
 
 /// Display value of a metric mean: throughput or CPU per unit in the table's units.
-fn mean_shown(t: &WorkloadTable, m: Metric, v: Option<f64>) -> String {
+fn mean_shown(t: &WorkloadTable, mc: &MetricCompare, v: Option<f64>) -> String {
+    if mc.below_resolution {
+        return BELOW_RES.into();
+    }
+    let m = mc.metric;
     let u = unit_view(t.unit);
     let scale = if m == Metric::Throughput { u.tput_scale } else { u.cpu_scale };
     v.map_or_else(|| "n/a".into(), |x| num(x * scale))
@@ -101,8 +118,8 @@ fn row_cells(t: &WorkloadTable, row: &Row, side: usize, view: View) -> Option<Ve
     for m in Metric::ALL {
         let Some(mc) = cell.metric(m) else { continue };
         if view.absolute {
-            out.push(Cell::plain(mean_shown(t, m, mc.base.map(|s| s.mean))));
-            out.push(Cell::plain(mean_shown(t, m, mc.new.map(|s| s.mean))));
+            out.push(Cell::plain(mean_shown(t, mc, mc.base.map(|s| s.mean))));
+            out.push(Cell::plain(mean_shown(t, mc, mc.new.map(|s| s.mean))));
         }
         out.push(metric_cell(mc));
         if view.ci {
@@ -112,6 +129,11 @@ fn row_cells(t: &WorkloadTable, row: &Row, side: usize, view: View) -> Option<Ve
     let mut notes = Vec::new();
     if row.base_not_ok > 0 || cell.not_ok > 0 {
         notes.push(format!("partial: {} base, {} new reps failed", row.base_not_ok, cell.not_ok));
+    }
+    for (who, reps) in [("base", &row.base_noisy_reps), ("new", &cell.noisy_reps)] {
+        if !reps.is_empty() {
+            notes.push(noisy_note(who, reps));
+        }
     }
     for (who, reps) in [("base", &row.base_outlier_reps), ("new", &cell.outlier_reps)] {
         if !reps.is_empty() {
@@ -143,6 +165,33 @@ pub fn workload_grid(c: &Comparison, t: &WorkloadTable, side: usize, view: View)
     let mut g = Grid::new("compare", caption, header(t, view), left);
     g.rows = t.rows.iter().filter_map(|r| row_cells(t, r, side, view)).collect();
     g
+}
+
+/// The legend under one workload's table: one line per noisy repetition with its reason.
+pub fn noisy_lines(t: &WorkloadTable, side: usize) -> Vec<Block> {
+    let mut lines: Vec<String> = Vec::new();
+    for row in &t.rows {
+        let Some(cell) = row.sides.get(side).and_then(Option::as_ref) else { continue };
+        lines.extend(noisy_legend(&row.label, "base", &row.base_noisy_reps));
+        lines.extend(noisy_legend(&row.label, "new", &cell.noisy_reps));
+    }
+    crate::quality::noisy_lines(lines).into_iter().map(Block::Para).collect()
+}
+
+/// The points column of the summary: `6 (without clients=1; 2 noisy left out)`.
+fn points_text(s: &crate::summary::SummaryRow) -> String {
+    let mut why: Vec<String> = s.ramp_up_excluded.iter().map(|x| format!("without {x}")).collect();
+    if s.noisy_points > 0 {
+        why.push(format!("{} noisy left out", s.noisy_points));
+    }
+    if s.below_resolution_points > 0 {
+        why.push(format!("{} below res", s.below_resolution_points));
+    }
+    if why.is_empty() {
+        s.points.to_string()
+    } else {
+        format!("{} ({})", s.points, why.join("; "))
+    }
 }
 
 fn summary_grid(c: &Comparison) -> Grid {
@@ -186,11 +235,7 @@ fn summary_grid(c: &Comparison) -> Grid {
             tone(s.cpu_savings_geomean_pct, s.cpu_significant),
         ));
         row.push(Cell::plain(s.cpu_savings_geomean_pct.map_or("n/a".into(), pct)));
-        let pts = match &s.ramp_up_excluded {
-            Some(x) => format!("{} (without {x})", s.points),
-            None => s.points.to_string(),
-        };
-        row.push(Cell::plain(pts));
+        row.push(Cell::plain(points_text(s)));
         g.rows.push(row);
     }
     g
@@ -226,6 +271,13 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
         Block::Para(side_line("base", &c.base)),
     ];
     doc.extend(c.news.iter().map(|n| Block::Para(side_line("new", n))));
+    let mut runs_seen: Vec<i64> = Vec::new();
+    for s in std::iter::once(&c.base).chain(&c.news) {
+        if !runs_seen.contains(&s.run_id) {
+            runs_seen.push(s.run_id);
+            doc.extend(exclusivity_line(&s.run_name(), &s.exclusivity_warnings).map(Block::Para));
+        }
+    }
     for s in std::iter::once(&c.base).chain(&c.news).filter(|s| s.status != "complete") {
         doc.push(Block::Para(format!(
             "Note: {} is {}; its missing cells are not compared.",
@@ -234,10 +286,53 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
     }
     doc.push(Block::Para(legend(c)));
     doc.push(Block::Heading(2, "Summary".into()));
+    summary_lines(c, &mut doc);
     doc.push(Block::Table(summary_grid(c)));
     doc.push(Block::Table(area_grid(c)));
+    overall_lines(c, &mut doc);
+    for t in &c.tables {
+        doc.push(Block::Heading(2, format!("{} — {}", t.title(), t.area)));
+        for side in 0..c.news.len() {
+            doc.push(Block::Table(workload_grid(c, t, side, view)));
+            doc.extend(noisy_lines(t, side));
+        }
+        doc.extend(chart(t).into_iter().map(Block::Chart));
+    }
+    unmatched(c, &mut doc);
+    env_section(c, &mut doc);
+    doc
+}
+
+/// What the points amount to per new side, and how quiet the machine was on each side.
+fn summary_lines(c: &Comparison, doc: &mut Vec<Block>) {
+    for v in &c.verdicts {
+        let name = c.news.get(v.side).map_or("", |n| n.name.as_str());
+        doc.push(Block::Para(format!("{name} vs {}: {}.", c.base.name, v.text())));
+    }
+    let sides: Vec<&SideInfo> = std::iter::once(&c.base).chain(&c.news).collect();
+    if sides.iter().all(|s| s.outside_cpu.is_none()) {
+        return;
+    }
+    let parts: Vec<String> = sides
+        .iter()
+        .map(|s| format!("{}: {}", s.name, s.outside_cpu.map_or("not measured".into(), |q| q.text())))
+        .collect();
+    doc.push(Block::Para(format!("CPU used by other processes per measured window — {}.", parts.join("; "))));
+}
+
+/// The overall geometric means per new side; with no significant point, no figure that could
+/// read as a verdict.
+fn overall_lines(c: &Comparison, doc: &mut Vec<Block>) {
     for o in &c.overall {
         let name = c.news.get(o.side).map_or("", |n| n.name.as_str());
+        let v = c.verdicts.iter().find(|v| v.side == o.side);
+        if v.is_none_or(|v| v.significant == 0) {
+            let points = v.map_or(o.points, |v| v.points);
+            doc.push(Block::Para(format!(
+                "Overall ({name}): no significant difference at any of the {points} points."
+            )));
+            continue;
+        }
         doc.push(Block::Para(format!(
             "Overall ({name}, geometric mean over {} points): throughput {}, CPU per unit of work {}.",
             o.points,
@@ -245,16 +340,6 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
             o.cpu_savings_geomean_pct.map_or("n/a".into(), |v| format!("{} savings", pct(v)))
         )));
     }
-    for t in &c.tables {
-        doc.push(Block::Heading(2, format!("{} — {}", t.title(), t.area)));
-        for side in 0..c.news.len() {
-            doc.push(Block::Table(workload_grid(c, t, side, view)));
-        }
-        doc.extend(chart(t).into_iter().map(Block::Chart));
-    }
-    unmatched(c, &mut doc);
-    env_section(c, &mut doc);
-    doc
 }
 
 fn unmatched(c: &Comparison, doc: &mut Vec<Block>) {
@@ -275,8 +360,14 @@ fn env_section(c: &Comparison, doc: &mut Vec<Block>) {
     doc.push(Block::Heading(2, "Environment differences".into()));
     for (i, d) in c.env_diff.iter().enumerate() {
         if d.is_empty() {
+            let noisy = c.verdicts.get(i).map_or(0, |v| v.noisy);
+            let caveat = if noisy > 0 {
+                format!(" Other processes are not part of it: {noisy} points are noisy (see the summary).")
+            } else {
+                String::new()
+            };
             doc.push(Block::Para(format!(
-                "{} and {}: no differences in the captured environment.",
+                "{} and {}: no differences in the captured environment.{caveat}",
                 c.base.name, c.news[i].name
             )));
             continue;

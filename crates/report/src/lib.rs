@@ -13,10 +13,12 @@ pub mod layout;
 pub mod model;
 pub mod overall;
 pub mod profile;
+pub mod quality;
 pub mod runlayout;
 pub mod runreport;
 pub mod summary;
 pub mod units;
+pub mod verdicts;
 
 pub use compare::{compare, CompareError, CompareOptions, Comparison};
 pub use layout::View;
@@ -66,3 +68,6 @@ pub mod synth;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod trust_tests;

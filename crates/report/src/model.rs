@@ -158,9 +158,22 @@ pub struct SideInfo {
     pub started_at_unix_s: i64,
     pub racehorse_version: String,
     pub cpu_method: String,
+    /// Warnings of the exclusivity check at the start of the run (load, busy processes, steal).
+    pub exclusivity_warnings: Vec<String>,
+    /// CPU other processes used per measured window of the side's cells; None when not measured.
+    pub outside_cpu: Option<crate::quality::Quietness>,
 }
 
 impl SideInfo {
+    /// The run alone, without the variant: `run 3 'label'`.
+    pub fn run_name(&self) -> String {
+        if self.label.is_empty() {
+            format!("run {}", self.run_id)
+        } else {
+            format!("run {} '{}'", self.run_id, self.label)
+        }
+    }
+
     pub fn of(side: &Side) -> SideInfo {
         SideInfo {
             name: side.name(),
@@ -172,6 +185,10 @@ impl SideInfo {
             started_at_unix_s: side.run.started_at_unix_s,
             racehorse_version: side.run.racehorse_version.clone(),
             cpu_method: side.run.cpu_method.clone(),
+            exclusivity_warnings: crate::quality::exclusivity_warnings(&side.run.exclusivity_json),
+            outside_cpu: crate::quality::Quietness::of(
+                side.cells.iter().filter(|c| side.variant.iter().all(|v| &c.spec.variant == v)),
+            ),
         }
     }
 }
@@ -190,9 +207,23 @@ pub struct Group<'a> {
 
 impl Group<'_> {
     /// Repetition numbers whose throughput is an outlier (median/MAD); reported, never dropped.
+    /// None when the throughput is below its resolution.
     pub fn outlier_reps(&self) -> Vec<u32> {
-        let tput: Vec<f64> = self.ok.iter().map(|c| c.throughput()).collect();
+        if self.below(Metric::Throughput) {
+            return Vec::new();
+        }
+        let tput: Vec<f64> = self.ok.iter().map(|c| c.throughput_resolved().unwrap_or(f64::NAN)).collect();
         racehorse_stats::outliers(&tput).into_iter().map(|i| self.ok[i].spec.rep).collect()
+    }
+
+    /// The ok repetitions that ran while other processes used the CPU.
+    pub fn noisy_reps(&self) -> Vec<crate::quality::NoisyRep> {
+        crate::quality::noisy_reps(&self.ok)
+    }
+
+    /// Whether any ok repetition has the metric's figure below its resolution.
+    pub fn below(&self, m: Metric) -> bool {
+        crate::quality::below(&self.ok, m)
     }
 
     /// Finite values of a metric over the ok repetitions.

@@ -2,7 +2,7 @@
 //! read …), one more point per configuration and repetition that sums the phases — all
 //! units over all windows, all CPU over all units — so whole runs compare in one row.
 
-use racehorse_core::{CellResult, CellStatus, Nanos, Value};
+use racehorse_core::{CellQuality, CellResult, CellStatus, Nanos, Value};
 use std::collections::BTreeMap;
 
 /// The parameter that names a phase.
@@ -47,7 +47,35 @@ fn sum_phases(phases: &[&CellResult]) -> Option<CellResult> {
         out.cpu.idle_s += c.cpu.idle_s;
         out.cpus_online = c.cpus_online;
     }
+    out.quality = sum_quality(phases);
     Some(out)
+}
+
+/// The overall cell is as trustworthy as its phases: noisy when any phase was (the first
+/// reason, named by its phase), below resolution where any phase was, CPU seconds summed.
+fn sum_quality(phases: &[&CellResult]) -> CellQuality {
+    let sum = |f: fn(&CellQuality) -> Option<f64>| -> Option<f64> {
+        phases.iter().map(|c| f(&c.quality)).sum::<Option<f64>>()
+    };
+    let mut q = CellQuality {
+        outside_cpu_s: sum(|q| q.outside_cpu_s),
+        kthread_cpu_s: sum(|q| q.kthread_cpu_s),
+        own_cpu_s: sum(|q| q.own_cpu_s),
+        ..CellQuality::default()
+    };
+    q.noisy = phases.iter().find_map(|c| {
+        let why = c.quality.noisy.as_ref()?;
+        Some(match c.spec.params.get(PHASE_PARAM) {
+            Some(p) => format!("phase {p}: {why}"),
+            None => why.clone(),
+        })
+    });
+    for c in phases {
+        for (name, why) in &c.quality.below_resolution {
+            q.below_resolution.entry(name.clone()).or_insert_with(|| why.clone());
+        }
+    }
+    q
 }
 
 #[cfg(test)]
@@ -89,5 +117,19 @@ mod tests {
         cells[1].spec.params.remove("phase");
         cells[0].spec.params.remove("phase");
         assert!(overall_cells(&cells).is_empty());
+    }
+
+    #[test]
+    fn overall_is_noisy_and_below_resolution_when_a_phase_is() {
+        let mut cells = vec![cell("write", 1, 100.0, 1, 2.0), cell("read", 1, 300.0, 1, 2.0)];
+        cells[1].quality.noisy = Some("outside CPU 0.9 s".into());
+        cells[1].quality.outside_cpu_s = Some(0.9);
+        cells[0].quality.outside_cpu_s = Some(0.1);
+        cells[0].quality.mark_below(racehorse_core::quality::CPU, "3 ticks");
+        let o = overall_cells(&cells);
+        assert_eq!(o[0].quality.noisy.as_deref(), Some("phase read: outside CPU 0.9 s"));
+        assert_eq!(o[0].quality.outside_cpu_s, Some(1.0));
+        assert_eq!(o[0].cpu_total_per_unit(), None, "below resolution in a phase: below overall");
+        assert_eq!(o[0].throughput_resolved(), Some(200.0));
     }
 }

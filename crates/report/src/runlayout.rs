@@ -4,6 +4,7 @@
 use crate::doc::{Block, Cell, Grid, Tone};
 use crate::layout::side_line;
 use crate::model::{outlier_note, shown, Metric};
+use crate::quality::{exclusivity_line, noisy_legend, noisy_lines, noisy_note, BELOW_RES, NOISY_MARK};
 use crate::runreport::{RunReport, RunRow, RunTable};
 use crate::units::{num, unit_view};
 
@@ -27,19 +28,26 @@ fn row_cells(t: &RunTable, r: &RunRow) -> Vec<Cell> {
     } else {
         t.columns.iter().map(|c| Cell::plain(r.params.get(c).map_or("-".into(), |v| shown(c, v)))).collect()
     };
-    out.push(Cell::plain(r.n.to_string()));
+    let n = if r.noisy_reps.is_empty() { r.n.to_string() } else { format!("{}{NOISY_MARK}", r.n) };
+    out.push(Cell::toned(n, if r.noisy_reps.is_empty() { Tone::Plain } else { Tone::Muted }));
+    let shown = |m: Metric, scale: f64| -> Cell {
+        if r.below.contains(&m) {
+            return Cell::toned(BELOW_RES, Tone::Muted);
+        }
+        Cell::plain(r.metric(m).map_or("n/a".into(), |s| num(s.median * scale)))
+    };
     let tput = r.metric(Metric::Throughput);
-    out.push(Cell::plain(tput.map_or("n/a".into(), |s| num(s.median * u.tput_scale))));
+    out.push(shown(Metric::Throughput, u.tput_scale));
     let cv = tput.and_then(|s| s.cv());
     out.push(Cell::toned(
         cv.map_or("n/a".into(), |v| format!("{:.1}", v * 100.0)),
         if r.noisy { Tone::Worse } else { Tone::Plain },
     ));
     for m in &Metric::ALL[1..] {
-        out.push(Cell::plain(r.metric(*m).map_or("n/a".into(), |s| num(s.median * u.cpu_scale))));
+        out.push(shown(*m, u.cpu_scale));
     }
     let failed = if r.not_ok > 0 { format!("{} reps failed", r.not_ok) } else { String::new() };
-    let note = [failed, outlier_note(&r.outlier_reps)]
+    let note = [failed, noisy_note("", &r.noisy_reps), outlier_note(&r.outlier_reps)]
         .into_iter()
         .filter(|x| !x.is_empty())
         .collect::<Vec<_>>()
@@ -54,8 +62,18 @@ pub fn run_doc(r: &RunReport, chart: &dyn Fn(&RunTable) -> Vec<String>) -> Vec<B
     let mut doc = vec![
         Block::Heading(1, format!("racehorse report: {}", r.side.name)),
         Block::Para(side_line("run", &r.side)),
-        Block::Para("Medians over repetitions; CPU per unit of work is system-wide CPU (user + kernel) over the measured window divided by the units of work.".into()),
     ];
+    doc.extend(exclusivity_line(&r.side.run_name(), &r.side.exclusivity_warnings).map(Block::Para));
+    if let Some(q) = r.side.outside_cpu {
+        doc.push(Block::Para(format!("CPU used by other processes per measured window: {}.", q.text())));
+    }
+    doc.push(Block::Para(format!(
+        "Medians over repetitions; CPU per unit of work is system-wide CPU (user + kernel) over the \
+         measured window divided by the units of work. n{NOISY_MARK} = noisy: other processes used the \
+         CPU during a repetition (listed under the table). {BELOW_RES} = below the measurement's \
+         resolution, no figure. outlier #n = a repetition whose throughput lies far from the others' \
+         median; kept in every figure."
+    )));
     for t in &r.tables {
         doc.push(Block::Heading(2, format!("{} — {}", t.title(), t.area)));
         let u = unit_view(t.unit);
@@ -68,6 +86,8 @@ pub fn run_doc(r: &RunReport, chart: &dyn Fn(&RunTable) -> Vec<String>) -> Vec<B
         let mut g = Grid::new("run", caption, header(t), t.columns.len().max(1));
         g.rows = t.rows.iter().map(|row| row_cells(t, row)).collect();
         doc.push(Block::Table(g));
+        let lines = t.rows.iter().flat_map(|row| noisy_legend(&row.label, "", &row.noisy_reps)).collect();
+        doc.extend(noisy_lines(lines).into_iter().map(Block::Para));
         doc.extend(chart(t).into_iter().map(Block::Chart));
     }
     doc.push(Block::Heading(2, "Environment".into()));

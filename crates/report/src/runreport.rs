@@ -4,6 +4,7 @@
 use crate::envdiff::env_pairs;
 use crate::model::{group_cells, params_label, split_params, Metric, Side, SideInfo};
 use crate::overall::overall_cells;
+use crate::quality::NoisyRep;
 use racehorse_core::{Params, SamplePoint, WorkUnit};
 use racehorse_stats::{noisy, Summary};
 use std::collections::BTreeMap;
@@ -22,6 +23,10 @@ pub struct RunRow {
     pub metrics: Vec<(Metric, Option<Summary>)>,
     /// Throughput's coefficient of variation is above the threshold.
     pub noisy: bool,
+    /// Repetitions that ran while other processes used the CPU.
+    pub noisy_reps: Vec<NoisyRep>,
+    /// Metrics below their resolution in some repetition (shown as such, never as a number).
+    pub below: Vec<Metric>,
 }
 
 impl RunRow {
@@ -84,8 +89,11 @@ pub fn run_report(side: &Side, noisy_cv: f64, area_of: &dyn Fn(&str) -> String) 
             let rows: Vec<RunRow> = gs
                 .iter()
                 .map(|g| {
-                    let metrics: Vec<_> =
-                        Metric::ALL.iter().map(|m| (*m, Summary::of(&g.values(*m)))).collect();
+                    let below: Vec<Metric> = Metric::ALL.into_iter().filter(|m| g.below(*m)).collect();
+                    let metrics: Vec<_> = Metric::ALL
+                        .iter()
+                        .map(|m| (*m, if below.contains(m) { None } else { Summary::of(&g.values(*m)) }))
+                        .collect();
                     let tput = metrics[0].1;
                     RunRow {
                         params: g.params.clone(),
@@ -94,6 +102,8 @@ pub fn run_report(side: &Side, noisy_cv: f64, area_of: &dyn Fn(&str) -> String) 
                         not_ok: g.not_ok,
                         outlier_reps: g.outlier_reps(),
                         noisy: tput.is_some_and(|s| noisy(&s, noisy_cv)),
+                        noisy_reps: g.noisy_reps(),
+                        below,
                         metrics,
                     }
                 })

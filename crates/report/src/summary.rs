@@ -1,6 +1,7 @@
 //! Seed-000-style summaries: per area and workload, the throughput change and the CPU
 //! consumption savings as a range over the scaling points after ramp-up, and their
-//! geometric means; plus the geometric mean over everything.
+//! geometric means; plus the geometric mean over everything. Points with a noisy repetition
+//! and figures below resolution are left out of every range and mean, and counted instead.
 
 use crate::compare::{Row, WorkloadTable};
 use crate::model::{load_axis, value_cmp, Metric, Verdict};
@@ -23,6 +24,11 @@ pub struct SummaryRow {
     pub cpu_savings_geomean_pct: Option<f64>,
     /// Matrix points the figures cover.
     pub points: usize,
+    /// Points left out because a repetition on either side was noisy.
+    pub noisy_points: usize,
+    /// Points (not noisy) whose throughput or total CPU per unit is below its resolution, so
+    /// left out of that figure's range and mean.
+    pub below_resolution_points: usize,
     /// Of those, points with a significantly better / worse throughput.
     pub throughput_significant: (usize, usize),
     /// Of those, points with significantly lower / higher total CPU per unit.
@@ -78,9 +84,33 @@ pub fn by_area(tables: &[WorkloadTable], sides: usize) -> Vec<AreaSummary> {
     out
 }
 
-/// Ratios of a metric on side `side` over the given rows.
+/// Ratios of a metric on side `side` over the given rows: finite and positive, from points
+/// without a noisy repetition (figures below resolution have no ratio).
 fn ratios<'a>(rows: impl Iterator<Item = &'a Row>, side: usize, m: Metric) -> Vec<f64> {
-    rows.filter_map(|r| r.sides.get(side)?.as_ref()?.metric(m)?.ratio).filter(|r| *r > 0.0).collect()
+    rows.filter_map(|r| r.sides.get(side)?.as_ref()?.metric(m))
+        .filter(|mc| !mc.noisy_window)
+        .filter_map(|mc| mc.ratio)
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .collect()
+}
+
+/// Of the given rows present on `side`: how many are noisy, and how many (not noisy) have
+/// throughput or total CPU per unit below its resolution.
+fn left_out<'a>(rows: impl Iterator<Item = &'a Row>, side: usize) -> (usize, usize, usize) {
+    let (mut present, mut noisy, mut below) = (0, 0, 0);
+    for r in rows {
+        let Some(cell) = r.sides.get(side).and_then(Option::as_ref) else { continue };
+        present += 1;
+        if !r.base_noisy_reps.is_empty() || !cell.noisy_reps.is_empty() {
+            noisy += 1;
+        } else if [Metric::Throughput, Metric::CpuTotalPerUnit]
+            .iter()
+            .any(|m| cell.metric(*m).is_some_and(|mc| mc.below_resolution))
+        {
+            below += 1;
+        }
+    }
+    (present, noisy, below)
 }
 
 /// Points whose metric is significantly better and worse than base.
@@ -122,7 +152,8 @@ pub fn summarise(tables: &[WorkloadTable], sides: usize) -> Vec<SummaryRow> {
             let (rows, excluded) = after_ramp_up(t);
             let tput = ratios(rows.iter().copied(), side, Metric::Throughput);
             let cpu = ratios(rows.iter().copied(), side, Metric::CpuTotalPerUnit);
-            if tput.is_empty() && cpu.is_empty() {
+            let (present, noisy_points, below_resolution_points) = left_out(rows.iter().copied(), side);
+            if present == 0 {
                 continue;
             }
             let gain = |r: f64| Metric::Throughput.gain_pct(r);
@@ -137,6 +168,8 @@ pub fn summarise(tables: &[WorkloadTable], sides: usize) -> Vec<SummaryRow> {
                 cpu_savings_range_pct: range(&cpu).map(|(lo, hi)| (save(hi), save(lo))),
                 cpu_savings_geomean_pct: geomean(&cpu).map(save),
                 points: tput.len().max(cpu.len()),
+                noisy_points,
+                below_resolution_points,
                 throughput_significant: significant(rows.iter().copied(), side, Metric::Throughput),
                 cpu_significant: significant(rows.iter().copied(), side, Metric::CpuTotalPerUnit),
                 ramp_up_excluded: excluded,

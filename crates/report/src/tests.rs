@@ -145,7 +145,7 @@ fn partial_runs_are_marked() {
     let text = compare_text(&c, View::default());
     assert!(text.contains("partial: 0 base, 1 new reps failed"), "{text}");
     assert!(text.contains("Note: run 2 'b' is partial"), "{text}");
-    assert!(formats::compare_csv(&c).contains(",true\n"));
+    assert!(formats::compare_csv(&c).contains(",true,false,false\n"), "partial, not noisy, resolved");
 }
 
 #[test]

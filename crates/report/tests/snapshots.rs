@@ -63,3 +63,32 @@ fn run_text_snapshot() {
     let side = synthetic_side(3, "one", &Shape { clients: vec![1, 4], ..Shape::default() });
     check("run.txt", &run_text(&run_report(&side, 0.05, &area)));
 }
+
+/// One noisy point (a busy neighbour in the new run), one figure below resolution and one
+/// cold first repetition: the marks, legends and counts of the issue "Verdicts you can trust".
+fn caveats() -> racehorse_report::Comparison {
+    let shape = Shape { workloads: 1, clients: vec![1, 4, 8], cpus: vec![1, 2], ..Shape::default() };
+    let base = synthetic_side(1, "base", &shape);
+    let mut new = synthetic_side(2, "new", &Shape { speed: 1.3, seed: 5, ..shape });
+    new.run.exclusivity_json = r#"{"warnings":["process 4242 (stress) uses 99% of a CPU"]}"#.into();
+    for c in &mut new.cells {
+        c.quality.outside_cpu_s = Some(0.02);
+        let clients = c.spec.params.get("clients").and_then(|v| v.as_u64());
+        let cpus = c.spec.params.get("cpus").and_then(|v| v.as_u64());
+        match (clients, cpus, c.spec.rep) {
+            (Some(4), Some(1), _) => {
+                c.quality.outside_cpu_s = Some(9.6);
+                c.quality.noisy = Some("other processes used 9.6 s of CPU".into());
+            }
+            (Some(8), Some(1), 2) => c.quality.mark_below(racehorse_core::quality::CPU, "3 ticks"),
+            (Some(8), Some(2), 1) => c.units *= 0.6,
+            _ => {}
+        }
+    }
+    compare(&base, &[new], &CompareOptions::default(), &area).expect("compare")
+}
+
+#[test]
+fn compare_caveats_text_snapshot() {
+    check("compare-caveats.txt", &compare_text(&caveats(), View::default()));
+}

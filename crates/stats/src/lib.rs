@@ -3,9 +3,11 @@
 //! The summaries the `show` table needs (mean, median, standard deviation, coefficient of
 //! variation), plus what `compare` needs: confidence intervals for the ratio of means new/base
 //! (Welch delta method or percentile bootstrap, see [`ratio_ci`]), Student's t distribution,
-//! geometric means, ranges and the noisy-metric flag.
+//! geometric means, ranges and the noisy-metric flag; the p-value of a ratio and the
+//! Benjamini–Hochberg correction over many of them ([`benjamini_hochberg`]).
 
 mod aggregate;
+mod pvalue;
 mod ratio;
 mod rng;
 mod special;
@@ -13,11 +15,15 @@ mod spread;
 mod tdist;
 
 pub use aggregate::{geomean, noisy, range, DEFAULT_NOISY_CV};
+pub use pvalue::{benjamini_hochberg, ratio_p_value};
 pub use ratio::{
     ratio_ci, ratio_ci_bootstrap, ratio_ci_welch, CiMethod, RatioCi, DEFAULT_BOOTSTRAP_RESAMPLES,
     MIN_REPS_FOR_CI,
 };
-pub use spread::{outliers, relative_half_width, OUTLIER_Z};
+pub use spread::{
+    outliers, relative_half_width, MIN_OUTLIER_DEVIATION, MIN_VALUES_FOR_OUTLIERS,
+    MIN_VALUES_FOR_SMALL_OUTLIERS, OUTLIER_Z,
+};
 pub use tdist::{student_t_cdf, student_t_quantile};
 
 /// Summary of one metric over repetitions.

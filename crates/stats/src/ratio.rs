@@ -97,19 +97,13 @@ pub fn ratio_ci_welch(base: &[f64], new: &[f64], level: f64) -> Option<RatioCi> 
     if !valid_level(level) {
         return None;
     }
-    let b = Moments::of(&finite(base))?;
-    let n = Moments::of(&finite(new))?;
-    let ratio = n.mean / b.mean;
-    let (a_b, a_n) = (b.rel_var_of_mean(), n.rel_var_of_mean());
-    let total = a_b + a_n;
-    let (lo, hi) = if total == 0.0 {
-        (ratio, ratio)
-    } else {
-        // ν written with weights wᵢ = aᵢ / (a_b + a_n), which avoids under/overflow of the squares.
-        let (w_b, w_n) = (a_b / total, a_n / total);
-        let df = 1.0 / (w_b * w_b / (b.n - 1.0) + w_n * w_n / (n.n - 1.0));
-        let half = upper_quantile(0.5 * (1.0 - level), df) * total.sqrt();
-        (ratio * (-half).exp(), ratio * half.exp())
+    let (ratio, total, df) = welch_parts(base, new)?;
+    let (lo, hi) = match df {
+        None => (ratio, ratio),
+        Some(df) => {
+            let half = upper_quantile(0.5 * (1.0 - level), df) * total.sqrt();
+            (ratio * (-half).exp(), ratio * half.exp())
+        }
     };
     (lo.is_finite() && hi.is_finite()).then_some(RatioCi { lo, hi, level, method: CiMethod::Welch })
 }
@@ -137,6 +131,16 @@ pub fn ratio_ci_bootstrap(
     if !valid_level(level) || resamples == 0 {
         return None;
     }
+    let ratios = bootstrap_ratios(base, new, resamples, seed)?;
+    let alpha = 1.0 - level;
+    let lo = sorted_quantile(&ratios, 0.5 * alpha);
+    let hi = sorted_quantile(&ratios, 1.0 - 0.5 * alpha);
+    (lo.is_finite() && hi.is_finite()).then_some(RatioCi { lo, hi, level, method: CiMethod::Bootstrap })
+}
+
+/// The sorted bootstrap replicates of mean(new)/mean(base) that [`ratio_ci_bootstrap`] takes
+/// its quantiles from; None when either side does not qualify or no replicate is usable.
+pub(crate) fn bootstrap_ratios(base: &[f64], new: &[f64], resamples: u32, seed: u64) -> Option<Vec<f64>> {
     let (base, new) = (finite(base), finite(new));
     Moments::of(&base)?;
     Moments::of(&new)?;
@@ -153,10 +157,24 @@ pub fn ratio_ci_bootstrap(
         return None;
     }
     ratios.sort_unstable_by(f64::total_cmp);
-    let alpha = 1.0 - level;
-    let lo = sorted_quantile(&ratios, 0.5 * alpha);
-    let hi = sorted_quantile(&ratios, 1.0 - 0.5 * alpha);
-    (lo.is_finite() && hi.is_finite()).then_some(RatioCi { lo, hi, level, method: CiMethod::Bootstrap })
+    Some(ratios)
+}
+
+/// The ingredients of the Welch interval: ratio, relative variance of its log (a_base + a_new)
+/// and Welch–Satterthwaite degrees of freedom (None when that variance is 0).
+pub(crate) fn welch_parts(base: &[f64], new: &[f64]) -> Option<(f64, f64, Option<f64>)> {
+    let b = Moments::of(&finite(base))?;
+    let n = Moments::of(&finite(new))?;
+    let ratio = n.mean / b.mean;
+    let (a_b, a_n) = (b.rel_var_of_mean(), n.rel_var_of_mean());
+    let total = a_b + a_n;
+    if total == 0.0 {
+        return Some((ratio, 0.0, None));
+    }
+    // ν written with weights wᵢ = aᵢ / (a_b + a_n), which avoids under/overflow of the squares.
+    let (w_b, w_n) = (a_b / total, a_n / total);
+    let df = 1.0 / (w_b * w_b / (b.n - 1.0) + w_n * w_n / (n.n - 1.0));
+    Some((ratio, total, Some(df)))
 }
 
 fn valid_level(level: f64) -> bool {
@@ -219,7 +237,7 @@ fn sorted_quantile(sorted: &[f64], p: f64) -> f64 {
 
 /// Deterministic seed from the bit patterns of the finite values of both sides (and their counts,
 /// so moving a value from one side to the other changes it).
-fn data_seed(base: &[f64], new: &[f64]) -> u64 {
+pub(crate) fn data_seed(base: &[f64], new: &[f64]) -> u64 {
     let mut h = 0x5241_4345_484F_5253; // "RACEHORS"
     for side in [base, new] {
         let mut count = 0u64;

@@ -7,26 +7,44 @@ use crate::student_t_quantile;
 /// Modified z-score above which a value is an outlier (Iglewicz and Hoaglin, 1993).
 pub const OUTLIER_Z: f64 = 3.5;
 
-/// Fewer values than this say nothing about outliers: with 3 or 4 the MAD is set by one or
-/// two of them and ordinary scatter would be flagged.
+/// With at least this many values the MAD alone decides; with fewer (3 or 4) a value must
+/// also lie [`MIN_OUTLIER_DEVIATION`] from the median, since the MAD of so few values is set
+/// by one or two of them and would call ordinary scatter an outlier.
 pub const MIN_VALUES_FOR_OUTLIERS: usize = 5;
 
-/// Indices of the finite values whose modified z-score 0.6745·|x − median| / MAD exceeds
-/// [`OUTLIER_Z`]; none with fewer than [`MIN_VALUES_FOR_OUTLIERS`] values or a MAD of 0.
+/// Fewest values in which anything is called an outlier.
+pub const MIN_VALUES_FOR_SMALL_OUTLIERS: usize = 3;
+
+/// With 3 or 4 values, the least distance from the median, relative to it, at which a value
+/// can be an outlier (10%): a cold first repetition at 119 GB/s beside 198 and 200 is one,
+/// 104 beside 100 and 101 is not.
+pub const MIN_OUTLIER_DEVIATION: f64 = 0.10;
+
+/// Indices of the finite values that are outliers: with [`MIN_VALUES_FOR_OUTLIERS`] or more
+/// values, those whose modified z-score 0.6745·|x − median| / MAD exceeds [`OUTLIER_Z`] (none
+/// when the MAD is 0); with 3 or 4 values, those that also lie more than
+/// [`MIN_OUTLIER_DEVIATION`] of the median away from it (a MAD of 0 then leaves that distance
+/// alone to decide); none with fewer than 3.
 pub fn outliers(values: &[f64]) -> Vec<usize> {
     let finite: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if finite.len() < MIN_VALUES_FOR_OUTLIERS {
+    if finite.len() < MIN_VALUES_FOR_SMALL_OUTLIERS {
         return Vec::new();
     }
     let med = median_of(finite.clone());
     let mad = median_of(finite.iter().map(|x| (x - med).abs()).collect());
-    if mad <= 0.0 {
+    let small = finite.len() < MIN_VALUES_FOR_OUTLIERS;
+    if mad <= 0.0 && !small {
+        return Vec::new();
+    }
+    let z_limit = OUTLIER_Z * mad / 0.6745;
+    let limit = if small { z_limit.max(MIN_OUTLIER_DEVIATION * med.abs()) } else { z_limit };
+    if limit.is_nan() || limit <= 0.0 {
         return Vec::new();
     }
     values
         .iter()
         .enumerate()
-        .filter(|(_, x)| x.is_finite() && 0.6745 * (*x - med).abs() / mad > OUTLIER_Z)
+        .filter(|(_, x)| x.is_finite() && (*x - med).abs() > limit)
         .map(|(i, _)| i)
         .collect()
 }
@@ -62,8 +80,17 @@ mod tests {
         assert_eq!(outliers(&[100.0, 101.0, 99.0, 100.5, 160.0]), vec![4]);
         assert!(outliers(&[100.0, 101.0, 99.0, 100.5]).is_empty());
         assert!(outliers(&[5.0, 5.0, 5.0, 5.0, 9.0]).is_empty(), "MAD 0: nothing can be judged");
-        assert!(outliers(&[100.0, 100.2, 130.0]).is_empty(), "three values are too few");
         assert!(outliers(&[1.0, 1000.0]).is_empty(), "too few values");
+    }
+
+    /// A cold first repetition among few: flagged when far from the median, ordinary scatter not.
+    #[test]
+    fn a_cold_first_repetition_among_three_is_an_outlier() {
+        assert_eq!(outliers(&[119e9, 198e9, 200e9]), vec![0]);
+        assert_eq!(outliers(&[119e9, 200e9, 200e9]), vec![0], "MAD 0: the distance decides");
+        assert_eq!(outliers(&[100.0, 100.2, 130.0, 99.9]), vec![2]);
+        assert!(outliers(&[100.0, 100.5, 104.0]).is_empty(), "4% from the median is scatter");
+        assert!(outliers(&[100.0, 110.0, 121.0]).is_empty(), "evenly spread values have no outlier");
     }
 
     #[test]

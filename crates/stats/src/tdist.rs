@@ -102,7 +102,7 @@ pub(crate) fn upper_quantile(q: f64, df: f64) -> f64 {
 }
 
 /// P(T > t) for t ≥ 0.
-fn upper_tail(t: f64, df: f64) -> f64 {
+pub(crate) fn upper_tail(t: f64, df: f64) -> f64 {
     if df >= LARGE_DF {
         // Φ̄(t) + φ(t)(t³ + t)/(4ν) + O(ν⁻²); Φ̄(t) = ½ erfc(t/√2) = ½ Q(½, t²/2).
         let normal_tail = 0.5 * reg_upper_gamma(0.5, 0.5 * t * t);
