@@ -40,11 +40,17 @@ impl Sandbox {
     pub fn work(&self) -> PathBuf {
         self.dir.path().join("work")
     }
-    /// `racehorse --db <db> ARGS`.
+    /// Where this sandbox's racehorse keeps its restore state and machine lock.
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+    /// `racehorse --db <db> ARGS`, with the restore state and the machine lock in the
+    /// sandbox (so that a developer's own run elsewhere on the machine does not refuse it).
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(bin());
         c.arg("--db").arg(self.db()).args(args);
         c.env_remove("RACEHORSE_DB");
+        c.env("RACEHORSE_STATE_DIR", self.state_dir());
         c
     }
     pub fn run(&self, args: &[&str]) -> Output {

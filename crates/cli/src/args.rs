@@ -38,7 +38,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// Report one run: every workload with tables and charts, and the environment
     Report(ReportArgs),
-    /// Restore CPUs and sysctls left changed by a racehorse that was killed
+    /// Restore CPUs and sysctls left changed by a racehorse (run or plugd) that was killed
     Restore,
     /// CPU/memory hotplug daemon speaking cpuplugd's config language (run, check, record, replay)
     Plugd(crate::args_plugd::PlugdArgs),
@@ -252,6 +252,17 @@ pub struct RunArgs {
     /// `compare` shows what grew or shrank
     #[arg(long)]
     pub profile: bool,
+    /// When another racehorse run (or `racehorse plugd`) holds the machine, wait for it to
+    /// finish instead of failing with exit code 75. Only one racehorse changes a machine at a time.
+    #[arg(long)]
+    pub wait: bool,
+    /// Other processes' CPU (plus steal), in percent of one CPU averaged over a window, above
+    /// which a cell is marked noisy and kept out of significant verdicts
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub noise_threshold: f64,
+    /// Do not run the first cell once, unmeasured, before the first measured window
+    #[arg(long)]
+    pub no_warm_up: bool,
     /// The program of `racehorse run command ... -- PROGRAM ARGS` (sets the command engine's cmd)
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub program: Vec<String>,

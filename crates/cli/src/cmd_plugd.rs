@@ -87,6 +87,21 @@ fn replay(config: &std::path::Path, trace: &std::path::Path) -> CmdResult {
     Ok(0)
 }
 
+/// The machine lock a daemon holds: none on a fake machine (--sysroot), none for a daemon a
+/// run started as a variant (`RACEHORSE_UNDER_RUN` names that run, which holds the lock),
+/// else the default one, shared with `racehorse run`.
+fn machine_lock(a: &PlugdArgs) -> Option<PathBuf> {
+    if a.sysroot.is_some() {
+        return None;
+    }
+    let lock = racehorse_machine::lock::default_lock_file();
+    let under = std::env::var("RACEHORSE_UNDER_RUN").ok().and_then(|v| v.parse::<u32>().ok());
+    match under {
+        Some(pid) if racehorse_machine::lock::holder(&lock).starts_with(&format!("pid {pid}:")) => None,
+        _ => Some(lock),
+    }
+}
+
 fn daemon(a: &PlugdArgs, root: SysRoot) -> CmdResult {
     let Some(config) = &a.config else {
         return Err(Failure::usage(
@@ -121,6 +136,7 @@ fn daemon(a: &PlugdArgs, root: SysRoot) -> CmdResult {
         paths: paths(a),
         max_intervals: None,
         interval: None,
+        machine_lock: machine_lock(a),
     };
     racehorse_plugd::run(opts, log, &flags, &mut |r| ready.report(r)).map_err(exit)?;
     Ok(0)

@@ -4,40 +4,23 @@
 use crate::args::{Cli, RunArgs, RunFormat};
 use crate::{cmd_show, CmdResult, Failure};
 use anyhow::Context;
-use racehorse_core::{Event, RunStatus, Value};
-use racehorse_engines::{find, CellContext, RealClock};
-use racehorse_machine::guard::{default_state_file, recover, Guard};
-use racehorse_machine::install_signal_flag;
-use racehorse_machine::{cpuctl, env, exclusivity, SysRoot};
+use racehorse_core::Value;
+use racehorse_engines::find;
+use racehorse_machine::guard::default_state_file;
+use racehorse_machine::lock::{LockError, MachineLock};
+use racehorse_machine::recovery::recover_all;
+use racehorse_machine::{cpuctl, StopSignals, SysRoot};
 use racehorse_runner::adaptive::{Adaptive, MIN_REPS};
-use racehorse_runner::apply::{check_variants, variant_dir};
 use racehorse_runner::duration::{human, parse_duration};
+use racehorse_runner::lifecycle::{self, RunRequest};
 use racehorse_runner::presets::{preset, preset_text, PRESETS};
 use racehorse_runner::suite::{engine_names, WorkloadEntry};
-use racehorse_runner::{execute, JsonLinesSink, Order, Plan, ProgressSink, Runner, Sink, Suite};
-use racehorse_store::{NewRun, Store};
+use racehorse_runner::{JsonLinesSink, Order, Plan, ProgressSink, Sink, Suite};
+use racehorse_store::Store;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
-
-/// Writes each finished cell to the store as it finishes.
-struct StoreSink<'a> {
-    store: &'a Store,
-    run_id: i64,
-}
-
-impl Sink for StoreSink<'_> {
-    fn event(&mut self, e: &Event) -> Result<(), String> {
-        if let Event::CellFinished { index, result } = e {
-            self.store
-                .insert_cell(self.run_id, *index, result)
-                .map_err(|err| format!("cannot store cell {}: {err}", result.spec.label()))?;
-        }
-        Ok(())
-    }
-}
 
 /// The words as one /bin/sh command line: each quoted unless it is plainly safe, so the shell
 /// sees exactly these arguments (braces stay, for `{clients}`-style substitution).
@@ -258,22 +241,6 @@ fn print_plan(plan: &Plan) {
     }
 }
 
-/// Checks that the target directory exists (creating it) and is writable.
-fn check_dir(dir: &Path) -> Result<(), Failure> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Failure::usage(format!("target directory {}: {e}; choose another with --dir", dir.display()))
-    })?;
-    let probe = dir.join(format!(".racehorse-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"x").map_err(|e| {
-        Failure::usage(format!(
-            "target directory {} is not writable: {e}; choose another with --dir",
-            dir.display()
-        ))
-    })?;
-    let _ = std::fs::remove_file(probe);
-    Ok(())
-}
-
 pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
     let store = Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
@@ -282,10 +249,13 @@ pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
 }
 
 pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
+    // The stop signals first: nothing may change the machine before they are handled.
+    let signals = if a.dry_run {
+        StopSignals::never()
+    } else {
+        StopSignals::install().context("installing the INT/TERM/HUP handlers")?
+    };
     let root = SysRoot::host();
-    if let Ok(Some(what)) = recover(&root, &default_state_file()) {
-        eprintln!("restored machine state left by a killed racehorse: {what}");
-    }
     let possible = cpuctl::possible_cpus(&root).map(|v| v.len() as u32).unwrap_or(1).max(1);
     let online = cpuctl::online_cpus(&root).map(|v| v.len() as u32).unwrap_or(1).max(1);
     let (suite, label) = build_suite(a, online)?;
@@ -299,20 +269,36 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         print_plan(&plan);
         return Ok(0);
     }
-    let work_root = suite.dir.clone().unwrap_or_else(std::env::temp_dir);
-    check_dir(&work_root)?;
-    for v in plan.variants.iter().filter(|v| v.dir.is_some()) {
-        check_dir(&variant_dir(v, &work_root))
-            .map_err(|f| Failure::usage(format!("variant '{}': {}", v.name, f.error)))?;
+    if !(a.noise_threshold > 0.0 && a.noise_threshold <= 100.0) {
+        return Err(Failure::usage(format!(
+            "--noise-threshold {}: use a percentage in (0, 100]",
+            a.noise_threshold
+        )));
     }
-    validate_cells(&plan, &work_root)?;
-    let roots =
-        std::iter::once(work_root.clone()).chain(plan.variants.iter().map(|v| variant_dir(v, &work_root)));
-    for gone in roots.flat_map(|r| racehorse_runner::leftovers::sweep(&r)) {
-        eprintln!("removed {}, left by a racehorse run that was killed", gone.display());
-    }
+    // Before anything changes: without a usable perf, --profile is a usage error.
+    let profile = if a.profile {
+        let perf =
+            racehorse_runner::profile::find_perf().map_err(|e| Failure::usage(format!("--profile: {e}")))?;
+        Some(racehorse_runner::profiling::ProfileSettings::with_perf(perf))
+    } else {
+        None
+    };
     let store = open_store(cli)?;
-    execute_plan(a, &store, &plan, &label, root, work_root)
+    let req = RunRequest {
+        work_root: plan.suite.dir.clone().unwrap_or_else(std::env::temp_dir),
+        plan,
+        label,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        root,
+        state_file: default_state_file(),
+        wait_for_lock: a.wait,
+        sample_interval: (a.sample_ms > 0).then(|| Duration::from_millis(a.sample_ms)),
+        profile,
+        noise_threshold: a.noise_threshold / 100.0,
+        warm_up: !a.no_warm_up,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    execute_plan(a, &store, &req, &signals)
 }
 
 /// `--reps N` or `--reps auto`, then --max-reps and --target-ci-pct, which need adaptive
@@ -355,176 +341,81 @@ fn apply_reps(suite: &mut Suite, a: &RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Asks each engine to check every distinct planned cell before anything runs, so that a
-/// cell that cannot work (no room on the target, parameters that clash) stops the run here.
-fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), Failure> {
-    let mut seen = std::collections::BTreeSet::new();
-    for cell in &plan.cells {
-        if !seen.insert(cell.spec.match_key()) {
-            continue;
-        }
-        let Some(engine) = find(&cell.spec.workload) else { continue };
-        let v = &plan.variants[cell.variant];
-        let ctx = CellContext {
-            spec: cell.spec.clone(),
-            work_dir: variant_dir(v, work_root),
-            cpus: cell.cpus,
-            env: v.env.clone(),
-        };
-        engine.validate(&ctx).map_err(|e| Failure::usage(format!("{}: {e}", cell.spec.label())))?;
-    }
-    Ok(())
-}
-
-fn execute_plan(
-    a: &RunArgs,
-    store: &Store,
-    plan: &Plan,
-    label: &str,
-    root: SysRoot,
-    work_root: std::path::PathBuf,
-) -> CmdResult {
+fn execute_plan(a: &RunArgs, store: &Store, req: &RunRequest, signals: &StopSignals) -> CmdResult {
     let json = a.format == RunFormat::Json;
-    // Before anything changes: without a usable perf, --profile is a usage error.
-    let profile = if a.profile {
-        let perf =
-            racehorse_runner::profile::find_perf().map_err(|e| Failure::usage(format!("--profile: {e}")))?;
-        Some(racehorse_runner::profiling::ProfileSettings::with_perf(perf))
-    } else {
-        None
-    };
-    let excl = exclusivity::check(&root, Duration::from_millis(300));
-    if !json {
-        for w in &excl.warnings {
-            eprintln!("warning: {w}");
-        }
-    }
-    // The guard first: a memory limit moves this process into a new cgroup, and the
-    // environment captured below then records that cgroup and its limit.
-    let mut guard = Guard::new(root.clone(), default_state_file()).context("preparing the machine guard")?;
-    if let Some(bytes) = plan.suite.mem_limit_bytes {
-        let limit = guard.limit_memory(bytes).map_err(|e| Failure::usage(format!("memory limit: {e}")))?;
-        if !json {
-            eprintln!(
-                "memory limit: {} MiB (cgroup v{} {})",
-                limit.limit_bytes >> 20,
-                limit.version,
-                limit.path.display()
-            );
-        }
-    }
-    check_variants(plan, &root, &work_root, &mut guard).map_err(Failure::usage)?;
-    let mut environment = env::capture(&root, std::slice::from_ref(&work_root));
-    environment.racehorse_version = env!("CARGO_PKG_VERSION").to_string();
-    environment.cpu_control = cpuctl::detect_method(&root).as_str().to_string();
-    let host = environment.hostname.clone();
-    let run_id = store
-        .create_run(&NewRun {
-            label: label.to_string(),
-            host,
-            command: std::env::args().collect::<Vec<_>>().join(" "),
-            suite_json: suite_json(plan),
-            env_json: serde_json::to_string(&environment).unwrap_or_default(),
-            exclusivity_json: serde_json::to_string(&excl).unwrap_or_default(),
-            racehorse_version: environment.racehorse_version.clone(),
-            cpu_method: environment.cpu_control.clone(),
-        })
-        .context("creating the run in the store")?;
-    let abort = install_signal_flag().context("installing the Ctrl-C handler")?;
-    let runner = Runner {
-        root,
-        clock: Arc::new(RealClock::default()),
-        abort,
-        work_root,
-        sample_interval: (a.sample_ms > 0).then(|| Duration::from_millis(a.sample_ms)),
-        drop_caches: plan.suite.drop_caches,
-        profile,
-        noise_threshold: racehorse_machine::tenants::DEFAULT_NOISE_CPU_FRACTION,
-    };
-    let etas = (0..plan.cells.len()).map(|i| plan.eta_from(i)).collect();
+    let etas = (0..req.plan.cells.len()).map(|i| req.plan.eta_from(i)).collect();
     let quiet = a.quiet || json || !std::io::stderr().is_terminal();
     let mut progress = ProgressSink::new(quiet, etas);
-    let mut store_sink = StoreSink { store, run_id };
     let mut json_sink = JsonLinesSink::new(std::io::stdout());
-    let mut sinks: Vec<&mut dyn Sink> = vec![&mut store_sink, &mut progress];
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut progress];
     if json {
         sinks.push(&mut json_sink);
     }
-    let outcome = execute(&runner, plan, &mut guard, &mut sinks, run_id, label);
-    let restored = guard.restore();
-    let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);
-    store.finish_run(run_id, status).context("marking the run finished")?;
-    restored.context("restoring the machine state")?;
-    verify_machine(&guard, json)?;
-    let outcome =
-        outcome.map_err(|e| anyhow::anyhow!("run {run_id} stopped: {e} (finished cells are stored)"))?;
-    if !json {
-        cmd_show::print_run(store, &run_id.to_string(), false)?;
+    let mut notice = |text: &str| eprintln!("{text}");
+    let report = lifecycle::run(req, store, signals, &mut sinks, &mut notice)
+        .map_err(|e| Failure { code: e.exit_code(), error: anyhow::anyhow!("{e}") })?;
+    if json {
+        return Ok(report.exit_code);
+    }
+    if report.verified_settings > 0 {
         eprintln!(
-            "run {run_id} ({label}): {} — {} ok, {} failed",
-            status.as_str(),
-            outcome.ok,
-            outcome.failed
+            "machine restored: {} settings read back with their values from before the run",
+            report.verified_settings
         );
-        if let (Some(s), Some(ad)) = (outcome.adaptive, plan.suite.adaptive) {
+    }
+    let (run_id, outcome) = (report.run_id, &report.outcome);
+    cmd_show::print_run(store, &run_id.to_string(), false)?;
+    eprintln!(
+        "run {run_id} ({}): {} — {} ok, {} failed",
+        req.label,
+        report.status.as_str(),
+        outcome.ok,
+        outcome.failed
+    );
+    if let (Some(s), Some(ad)) = (outcome.adaptive, req.plan.suite.adaptive) {
+        eprintln!(
+            "reps auto: {} of {} points within ±{:.1}% (95% interval of throughput) after {} extra cells",
+            s.converged,
+            s.points,
+            ad.target_half_width * 100.0,
+            s.extra_cells
+        );
+        if s.converged < s.points {
             eprintln!(
-                "reps auto: {} of {} points within ±{:.1}% (95% interval of throughput) after {} extra cells",
-                s.converged,
-                s.points,
-                ad.target_half_width * 100.0,
-                s.extra_cells
+                "  {} points did not settle by --max-reps {} (or failed); their cv % shows how noisy they are",
+                s.points - s.converged,
+                ad.max_reps
             );
-            if s.converged < s.points {
-                eprintln!(
-                    "  {} points did not settle by --max-reps {} (or failed); their cv % shows how noisy they are",
-                    s.points - s.converged,
-                    ad.max_reps
-                );
-            }
         }
     }
-    Ok(match status {
-        RunStatus::Complete => 0,
-        RunStatus::Interrupted => 130,
-        _ => 1,
-    })
+    Ok(report.exit_code)
 }
 
-/// What the run stores as its suite: the variants with every setting, the order (and seed)
-/// and the planned cells.
-fn suite_json(plan: &Plan) -> String {
-    let doc = serde_json::json!({
-        "name": plan.suite.name,
-        "order": plan.suite.order,
-        "seed": plan.suite.seed,
-        "variants": plan.variants,
-        "cells": plan.cells.iter().map(|c| &c.spec).collect::<Vec<_>>(),
-    });
-    doc.to_string()
-}
-
-/// After the restore: every setting the run changed reads back as before the run.
-fn verify_machine(guard: &Guard, json: bool) -> Result<(), Failure> {
-    match guard.verify_restored() {
-        Ok(0) => Ok(()),
-        Ok(n) if !json => {
-            eprintln!("machine restored: {n} settings read back with their values from before the run");
-            Ok(())
-        }
-        Ok(_) => Ok(()),
-        Err(bad) => Err(anyhow::anyhow!(
-            "the machine was not fully restored: {}; run `racehorse restore` or set them back by hand",
-            bad.join("; ")
-        )
-        .into()),
-    }
-}
-
+/// Restores what a killed racehorse (a run or a plugd) left, under the machine lock: while
+/// another racehorse runs, it says who and restores nothing.
 pub fn restore() -> CmdResult {
     let root = SysRoot::host();
-    match recover(&root, &default_state_file()).context("restoring from the state file")? {
-        Some(what) => println!("restored: {what}"),
-        None => println!("nothing to restore"),
+    let state = default_state_file();
+    let lock = racehorse_machine::lock::lock_file_for(&state);
+    let _held = match MachineLock::acquire(&lock, "racehorse restore") {
+        Ok(l) => l,
+        Err(LockError::Held { holder, .. }) => {
+            return Err(Failure {
+                code: 75,
+                error: anyhow::anyhow!(
+                    "a racehorse is running and owns the machine state ({holder}); nothing was restored. \
+                     Stop it (Ctrl-C or kill -TERM) and it restores the machine itself"
+                ),
+            })
+        }
+        Err(e) => return Err(anyhow::anyhow!("{e}").into()),
+    };
+    let done = recover_all(&root, &state).context("restoring from the state files")?;
+    if done.is_empty() {
+        println!("nothing to restore");
+    }
+    for what in done {
+        println!("restored: {what}");
     }
     Ok(0)
 }

@@ -27,6 +27,12 @@ const OPTIONS: &[OptionSpec] = &[
         default: "false",
         help: "fail in run(), to test error paths",
     },
+    OptionSpec {
+        name: "mark",
+        kind: OptKind::Str,
+        default: "",
+        help: "a file to which each run appends one line (tests count the runs, warm-ups included)",
+    },
 ];
 
 impl Engine for Null {
@@ -53,17 +59,29 @@ impl Engine for Null {
         if !(rate >= 0.0 && rate.is_finite()) {
             return Err(EngineError::Usage(format!("option 'rate': {rate} must be a finite number >= 0")));
         }
-        Ok(Box::new(NullCell { rate, fail: ctx.get_bool("fail")? }))
+        let mark = ctx.spec.params.get("mark").and_then(|v| v.as_str()).filter(|m| !m.is_empty());
+        let mark = mark.map(std::path::PathBuf::from);
+        Ok(Box::new(NullCell { rate, fail: ctx.get_bool("fail")?, mark }))
     }
 }
 
 struct NullCell {
     rate: f64,
     fail: bool,
+    mark: Option<std::path::PathBuf>,
 }
 
 impl Workload for NullCell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
+        if let Some(path) = &self.mark {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| EngineError::io("cannot append to the mark file", path, e))?;
+            f.write_all(b"run\n").map_err(|e| EngineError::io("cannot append to the mark file", path, e))?;
+        }
         if self.fail {
             return Err(EngineError::Failed("null engine asked to fail (fail = true)".into()));
         }

@@ -133,19 +133,39 @@ fn resolve_target(root: &SysRoot, path: &Path) -> PathBuf {
 pub(crate) fn target_info(root: &SysRoot, mounts: &[MountEntry], path: &Path) -> TargetInfo {
     let real = resolve_target(root, path);
     let mut t = TargetInfo { path: path.display().to_string(), ..Default::default() };
+    if let Some(dev) = block_node(root, &real) {
+        // A raw device: no filesystem; its own queue settings, not those of /dev's mount.
+        t.device = Some(real.display().to_string());
+        t.fstype = Some("block device".into());
+        fill_queue(root, &mut t, dev);
+        return t;
+    }
     let Some(m) = find_mount(mounts, &real) else { return t };
     t.fstype = Some(m.fstype.clone());
     t.device = Some(m.device.clone());
     t.mount_point = Some(m.mount_point.clone());
     t.mount_options = Some(m.options.clone());
     if let Some(disk) = disk_of(root, &m.device) {
-        let q = root.sys("block").join(&disk).join("queue");
-        t.scheduler = read_trim(&q.join("scheduler")).map(|s| bracketed(&s).unwrap_or(s));
-        t.read_ahead_kb = read_num(&q.join("read_ahead_kb"));
-        t.rotational = read_num::<u8>(&q.join("rotational")).map(|r| r != 0);
-        t.disk = Some(disk);
+        fill_queue(root, &mut t, disk);
     }
     t
+}
+
+/// The kernel name of the block device `path` is a node of (host only), e.g. "loop0".
+fn block_node(root: &SysRoot, path: &Path) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = std::fs::metadata(path).ok().filter(|m| root.is_host() && m.file_type().is_block_device())?;
+    let (major, minor) = crate::knobs::split_dev(meta.rdev());
+    crate::knobs::device_for_devnum(root, major, minor).ok()
+}
+
+/// Scheduler, read-ahead and rotational flag of whole disk `disk`'s queue.
+fn fill_queue(root: &SysRoot, t: &mut TargetInfo, disk: String) {
+    let q = root.sys("block").join(&disk).join("queue");
+    t.scheduler = read_trim(&q.join("scheduler")).map(|s| bracketed(&s).unwrap_or(s));
+    t.read_ahead_kb = read_num(&q.join("read_ahead_kb"));
+    t.rotational = read_num::<u8>(&q.join("rotational")).map(|r| r != 0);
+    t.disk = Some(disk);
 }
 
 fn cgroup_dir(root: &SysRoot, mount_point: &str, cg_path: &str) -> PathBuf {

@@ -334,9 +334,13 @@ pub fn recover(root: &SysRoot, state_file: &Path) -> Result<Option<String>, Mach
     Ok(Some(format!("restored after racehorse pid {pid} ended without cleanup: {what}")))
 }
 
-/// Where the state file lives: /var/lib/racehorse/restore.json for root, else
+/// Where the state file lives: $RACEHORSE_STATE_DIR/restore.json when that is set (tests,
+/// a second racehorse installation), /var/lib/racehorse/restore.json for root, else
 /// $XDG_STATE_HOME/racehorse/restore.json or ~/.local/state/racehorse/restore.json.
 pub fn default_state_file() -> PathBuf {
+    if let Some(dir) = std::env::var_os("RACEHORSE_STATE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("restore.json");
+    }
     if euid() == 0 {
         return PathBuf::from("/var/lib/racehorse/restore.json");
     }

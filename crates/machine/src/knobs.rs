@@ -152,7 +152,13 @@ pub fn device_of_path(root: &SysRoot, path: &Path) -> Result<String, MachineErro
         .find(|p| p.exists())
         .unwrap_or(path);
     let meta = std::fs::metadata(existing).map_err(|e| MachineError::io(existing, e))?;
-    let (major, minor) = split_dev(meta.dev());
+    // A device node (/dev/loop0) is on devtmpfs: the device is the one it stands for.
+    let dev = if std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()) {
+        meta.rdev()
+    } else {
+        meta.dev()
+    };
+    let (major, minor) = split_dev(dev);
     if major == 0 {
         return Err(MachineError::Invalid(format!(
             "{} is on a filesystem with no block device (tmpfs, overlay…); name the device instead, e.g. device = \"vda\"",

@@ -14,13 +14,14 @@ pub mod lock;
 pub mod meminfo;
 pub mod mounts;
 pub mod procstat;
+pub mod recovery;
 pub mod root;
 pub mod rusage;
 pub mod sampler;
-pub mod signals;
-pub mod tenants;
 mod shell;
+pub mod signals;
 mod state;
+pub mod tenants;
 #[cfg(test)]
 mod testutil;
 pub mod vmstat;
@@ -32,10 +33,10 @@ pub use env::Environment;
 pub use error::MachineError;
 pub use exclusivity::Exclusivity;
 pub use guard::{default_state_file, recover, Guard};
-pub use lock::{LockError, MachineLock};
-pub use signals::{install_signal_flag, StopSignals};
 pub use knobs::{
     block_queue_dir, choices, device_for_devnum, device_of_path, governor_files, selected_value, thp_file,
 };
+pub use lock::{LockError, MachineLock};
 pub use root::SysRoot;
 pub use sampler::{point, RawSample};
+pub use signals::{install_signal_flag, StopSignals};

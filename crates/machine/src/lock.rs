@@ -20,6 +20,9 @@ pub fn default_lock_file() -> PathBuf {
     lock_file_for(&crate::default_state_file())
 }
 
+/// How often to try again, and whom to tell once that we wait.
+type Waiting<'a> = (Duration, &'a mut dyn FnMut(&str));
+
 /// The held machine lock; dropping it (or the process ending) releases it.
 #[derive(Debug)]
 pub struct MachineLock {
@@ -89,7 +92,7 @@ impl MachineLock {
     fn acquire_inner(
         path: &Path,
         what: &str,
-        mut wait: Option<(Duration, &mut dyn FnMut(&str))>,
+        mut wait: Option<Waiting<'_>>,
         abort: &AtomicBool,
     ) -> Result<MachineLock, LockError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -182,10 +185,9 @@ mod tests {
         });
         let never = AtomicBool::new(false);
         let mut told = Vec::new();
-        let got =
-            MachineLock::acquire_waiting(&path, "second", Duration::from_millis(5), &never, &mut |h| {
-                told.push(h.to_string())
-            });
+        let got = MachineLock::acquire_waiting(&path, "second", Duration::from_millis(5), &never, &mut |h| {
+            told.push(h.to_string())
+        });
         releaser.join().unwrap();
         assert!(got.is_ok(), "{got:?}");
         assert_eq!(told.len(), 1, "told once that it waits: {told:?}");

@@ -39,6 +39,12 @@ impl StopSignals {
         StopSignals { flag: Arc::new(AtomicBool::new(false)), which: Arc::new(AtomicUsize::new(0)) }
     }
 
+    /// Asks to stop as if `signal` had arrived (a caller that stops a run by other means).
+    pub fn request(&self, signal: i32) {
+        self.which.store(usize::try_from(signal).unwrap_or(0), Ordering::Relaxed);
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
     /// The flag to poll (shared with the engines' `Control`).
     pub fn flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.flag)

@@ -162,7 +162,13 @@ pub const DEFAULT_NOISE_CPU_FRACTION: f64 = 0.05;
 /// Why a window is noisy, or None: other processes' CPU plus steal, averaged over the
 /// window, is at least `threshold` of one CPU and at least three clock ticks (one tick in a
 /// 70 ms window is not a tenant).
-pub fn noise_reason(t: &WindowTenants, steal_s: f64, window_s: f64, threshold: f64, user_hz: u64) -> Option<String> {
+pub fn noise_reason(
+    t: &WindowTenants,
+    steal_s: f64,
+    window_s: f64,
+    threshold: f64,
+    user_hz: u64,
+) -> Option<String> {
     if window_s <= 0.0 {
         return None;
     }
@@ -171,7 +177,8 @@ pub fn noise_reason(t: &WindowTenants, steal_s: f64, window_s: f64, threshold: f
     if outside / window_s < threshold || outside < 3.0 * tick_s - 1e-9 {
         return None;
     }
-    let who: Vec<String> = t.busiest.iter().map(|(pid, comm, s)| format!("{comm} ({pid}) {s:.2} s")).collect();
+    let who: Vec<String> =
+        t.busiest.iter().map(|(pid, comm, s)| format!("{comm} ({pid}) {s:.2} s")).collect();
     let mut why = format!(
         "other processes and steal used {:.0}% of a CPU during the window (threshold {:.0}%)",
         100.0 * outside / window_s,
@@ -204,7 +211,10 @@ mod tests {
     fn parses_a_stat_line_with_a_tricky_comm_and_the_kthread_flag() {
         let line = "42 (my (odd) comm) S 7 42 42 0 -1 2097216 0 0 0 0 150 50 3 2 20 0 1 0 555 0 0";
         let p = parse_stat(line).unwrap();
-        assert_eq!((p.comm.as_str(), p.ppid, p.kthread, p.ticks, p.start), ("my (odd) comm", 7, true, 205, 555));
+        assert_eq!(
+            (p.comm.as_str(), p.ppid, p.kthread, p.ticks, p.start),
+            ("my (odd) comm", 7, true, 205, 555)
+        );
         let user = "9 (sh) R 1 9 9 0 -1 4194560 0 0 0 0 10 5 0 0 20 0 1 0 77 0 0";
         assert!(!parse_stat(user).unwrap().kthread);
     }

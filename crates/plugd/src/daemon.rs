@@ -49,6 +49,10 @@ pub struct Options {
     pub max_intervals: Option<u64>,
     /// Replaces UPDATE's seconds (tests).
     pub interval: Option<Duration>,
+    /// The machine lock to hold while running (one racehorse changes the machine at a time);
+    /// None for a fake machine, or for a daemon that a run started as a variant and whose
+    /// run holds the lock.
+    pub machine_lock: Option<PathBuf>,
 }
 
 /// Set by signal handlers; checked by the loop.
@@ -186,6 +190,8 @@ struct Daemon {
     history: History,
     needs: Needs,
     instance: crate::lifecycle::Instance,
+    /// Held for the daemon's life; released when it exits (or dies).
+    _machine: Option<racehorse_machine::MachineLock>,
 }
 
 /// Runs the daemon until a signal (or `max_intervals`); `ready` is called once the limits
@@ -227,6 +233,13 @@ fn start(opts: Options, log: Log) -> Result<Daemon, Exit> {
     if let Some(n) = note {
         log.info(n);
     }
+    let machine = match &opts.machine_lock {
+        Some(path) => Some(
+            racehorse_machine::MachineLock::acquire(path, "racehorse plugd (the hotplug daemon)")
+                .map_err(|e| fatal(e.to_string()))?,
+        ),
+        None => None,
+    };
     match racehorse_machine::recover(&opts.root, &opts.paths.state) {
         Ok(Some(what)) => log.info(what),
         Ok(None) => {}
@@ -252,7 +265,7 @@ fn start(opts: Options, log: Log) -> Result<Daemon, Exit> {
     }
     let history = History::new(cfg.history_depth());
     let needs = needs(&cfg);
-    Ok(Daemon { opts, cfg, log, guard, cpus, mem, history, needs, instance })
+    Ok(Daemon { opts, cfg, log, guard, cpus, mem, history, needs, instance, _machine: machine })
 }
 
 fn memory_backend(opts: &Options, cfg: &Config, log: &Log) -> Result<Mem, Exit> {

@@ -46,6 +46,7 @@ impl Machine {
             paths: Paths { lock: d.join("lock"), pid: d.join("pid"), state: d.join("state.json") },
             max_intervals: Some(intervals),
             interval: Some(Duration::from_millis(1)),
+            machine_lock: Some(d.join("machine.lock")),
         };
         let (log, lines) = Log::captured();
         let r = run(opts, log, &Flags::default(), &mut |_| {});

@@ -19,6 +19,57 @@ pub fn variant_dir(v: &Variant, suite_dir: &Path) -> PathBuf {
     v.dir.clone().unwrap_or_else(|| suite_dir.to_path_buf())
 }
 
+/// The files or devices the cells of variant `index` really use: an engine's `target`
+/// option when it names one (diskio on another filesystem or a block device), else the
+/// variant's directory. The environment and block-device variants describe these.
+pub fn variant_targets(plan: &Plan, index: usize, suite_dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let dir = plan.variants.get(index).map(|v| variant_dir(v, suite_dir)).unwrap_or_default();
+    for c in plan.cells.iter().filter(|c| c.variant == index) {
+        let named = c.spec.params.get("target").and_then(|v| v.as_str()).filter(|t| !t.is_empty());
+        let t = named.map(PathBuf::from).unwrap_or_else(|| dir.clone());
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    if out.is_empty() {
+        out.push(dir);
+    }
+    out
+}
+
+/// Every target of the plan, in order, without repeats.
+pub fn plan_targets(plan: &Plan, suite_dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for t in (0..plan.variants.len()).flat_map(|i| variant_targets(plan, i, suite_dir)) {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The one block device behind `targets`, for a block variant that names none.
+fn device_of_targets(root: &SysRoot, targets: &[PathBuf]) -> Result<String, String> {
+    let mut devices: Vec<String> = Vec::new();
+    for t in targets {
+        let d = device_of_path(root, t).map_err(|e| format!("block: {e}"))?;
+        if !devices.contains(&d) {
+            devices.push(d);
+        }
+    }
+    match devices.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => {
+            Err("block: the variant has no target to find a device for; name it with device = \"…\"".into())
+        }
+        many => Err(format!(
+            "block: the variant's cells use targets on several devices ({}); name one with device = \"…\"",
+            many.join(", ")
+        )),
+    }
+}
+
 /// One sysfs write of a variant: the name it is recorded under, the file and the value.
 struct FileKnob {
     key: String,
@@ -26,14 +77,14 @@ struct FileKnob {
     value: String,
 }
 
-/// The sysfs files `v` writes, with the block device resolved (the target directory's
-/// device when the variant names none).
-fn file_knobs(v: &Variant, root: &SysRoot, dir: &Path) -> Result<Vec<FileKnob>, String> {
+/// The sysfs files `v` writes, with the block device resolved (the device of the targets
+/// its cells use when the variant names none).
+fn file_knobs(v: &Variant, root: &SysRoot, targets: &[PathBuf]) -> Result<Vec<FileKnob>, String> {
     let mut out = Vec::new();
     if let Some(b) = &v.block {
         let device = match &b.device {
             Some(d) => d.clone(),
-            None => device_of_path(root, dir).map_err(|e| format!("block: {e}"))?,
+            None => device_of_targets(root, targets)?,
         };
         let queue = block_queue_dir(root, &device).map_err(|e| format!("block: {e}"))?;
         let name = device.trim_start_matches("/dev/");
@@ -71,14 +122,19 @@ fn effective(path: &Path, asked: String) -> String {
 }
 
 /// Sets the variant's sysctls and sysfs files; returns what was set.
-fn apply_files(v: &Variant, root: &SysRoot, dir: &Path, guard: &mut Guard) -> Result<Settings, String> {
+fn apply_files(
+    v: &Variant,
+    root: &SysRoot,
+    targets: &[PathBuf],
+    guard: &mut Guard,
+) -> Result<Settings, String> {
     let mut set = Settings::new();
     for (k, val) in &v.sysctl {
         guard.set_sysctl(k, val).map_err(|e| format!("sysctl {k} = {val}: {e}"))?;
         let file = root.proc("sys").join(k.replace('.', "/"));
         set.insert(format!("sysctl {k}"), effective(&file, val.clone()));
     }
-    let knobs = file_knobs(v, root, dir)?;
+    let knobs = file_knobs(v, root, targets)?;
     let items: Vec<(PathBuf, String)> = knobs.iter().map(|k| (k.path.clone(), k.value.clone())).collect();
     guard.set_files(&items).map_err(|e| {
         let keys: Vec<&str> = knobs.iter().map(|k| k.key.as_str()).collect();
@@ -143,9 +199,10 @@ fn plugd_commands(v: &Variant, text: &str) -> Result<(String, String), String> {
     let q = |p: &Path| sh_quote(&p.display().to_string());
     let (pid, log, state) = (dir.join("pid"), dir.join("log"), dir.join("state.json"));
     let start = format!(
-        "rm -f {pid}; {exe} plugd -c {conf} -f --pid-file {pid} --lock-file {lock} --state-file {state} >> {log} 2>&1 & \
+        "rm -f {pid}; RACEHORSE_UNDER_RUN={run} {exe} plugd -c {conf} -f --pid-file {pid} --lock-file {lock} --state-file {state} >> {log} 2>&1 & \
          d=$!; i=0; while [ ! -s {pid} ] && kill -0 $d 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; \
          [ -s {pid} ] || {{ kill $d 2>/dev/null; tail -n 5 {log} >&2; exit 1; }}",
+        run = std::process::id(),
         exe = q(&exe),
         conf = q(&conf),
         pid = q(&pid),
@@ -170,11 +227,13 @@ fn plugd_commands(v: &Variant, text: &str) -> Result<(String, String), String> {
 /// suite's), sysctls, sysfs files, then the before command (its after command is recorded
 /// with the Guard, so it runs when the variant's cells end, on every path). Errors name the
 /// setting; whatever was applied stays recorded in the Guard, which the caller restores.
+/// `targets` are what the variant's cells use ([`variant_targets`]).
 pub fn apply_variant(
     v: &Variant,
     suite: &Suite,
     root: &SysRoot,
     suite_dir: &Path,
+    targets: &[PathBuf],
     guard: &mut Guard,
 ) -> Result<Settings, String> {
     let limit = v.mem_limit_bytes.or(suite.mem_limit_bytes);
@@ -188,7 +247,7 @@ pub fn apply_variant(
             set.insert("mem_limit".into(), format!("{} MiB", l.limit_bytes >> 20));
         }
     }
-    set.extend(apply_files(v, root, &dir, guard)?);
+    set.extend(apply_files(v, root, targets, guard)?);
     described(v, &dir, &mut set);
     if let Some(p) = &v.plugd {
         let (start, stop) = plugd_commands(v, &p.config_text()?)?;
@@ -210,12 +269,12 @@ pub fn check_variants(
     suite_dir: &Path,
     guard: &mut Guard,
 ) -> Result<(), String> {
-    for v in plan.variants.iter().filter(|v| !v.is_plain()) {
-        let dir = variant_dir(v, suite_dir);
+    for (i, v) in plan.variants.iter().enumerate().filter(|(_, v)| !v.is_plain()) {
+        let targets = variant_targets(plan, i, suite_dir);
         if let Some(p) = &v.plugd {
             p.config_text().map_err(|e| format!("variant '{}': {e}", v.name))?;
         }
-        let mut tried = apply_files(v, root, &dir, guard).map(|_| ());
+        let mut tried = apply_files(v, root, &targets, guard).map(|_| ());
         if let (Ok(()), Some(list)) = (&tried, &v.cpu_list) {
             tried = guard.set_cpu_list(list).map(|_| ()).map_err(|e| format!("cpu_list: {e}"));
         }

@@ -6,6 +6,7 @@ pub mod apply;
 pub mod duration;
 pub mod exec;
 pub mod leftovers;
+pub mod lifecycle;
 mod monitor;
 pub mod plan;
 pub mod presets;

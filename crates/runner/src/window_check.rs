@@ -109,8 +109,13 @@ mod tests {
     fn a_window_with_few_ticks_has_no_cpu_per_unit() {
         let t = Instant::now();
         let edges = Edges { online: vec![(t, 2)], ..Edges::default() };
-        let check =
-            WindowCheck { edges: &edges, monitor: &Vec::new(), noise_threshold: 0.05, user_hz: 100, method: None };
+        let check = WindowCheck {
+            edges: &edges,
+            monitor: &Vec::new(),
+            noise_threshold: 0.05,
+            user_hz: 100,
+            method: None,
+        };
         let mut r = cell(2, 0.01);
         check.apply(&mut r).unwrap();
         assert_eq!(r.cpu_total_per_unit(), None);
@@ -118,7 +123,7 @@ mod tests {
         let mut long = cell(2, 4.0);
         check.apply(&mut long).unwrap();
         assert!(long.cpu_total_per_unit().is_some(), "400 ticks on 2 CPUs is within 5%");
-        assert_eq!(cpu_resolution(0.39, 2, 100).is_some(), true);
+        assert!(cpu_resolution(0.39, 2, 100).is_some());
         assert_eq!(cpu_resolution(0.40, 2, 100), None);
     }
 
@@ -127,7 +132,11 @@ mod tests {
     fn a_cpu_count_that_did_not_hold_fails_the_cell() {
         let t = Instant::now();
         let at = |ms| t + Duration::from_millis(ms);
-        let edges = Edges { online: vec![(at(0), 2), (at(3000), 2)], window: (Some(at(0)), Some(at(3000))), ..Edges::default() };
+        let edges = Edges {
+            online: vec![(at(0), 2), (at(3000), 2)],
+            window: (Some(at(0)), Some(at(3000))),
+            ..Edges::default()
+        };
         let monitor = vec![(at(1000), 1), (at(2000), 2)];
         let mut check = WindowCheck {
             edges: &edges,

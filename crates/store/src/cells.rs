@@ -4,8 +4,8 @@
 use crate::error::{Result, StoreError};
 use crate::store::{now_unix_s, parse_column, Store};
 use racehorse_core::{
-    CellQuality, CellResult, CellSpec, CellStatus, CpuMethod, CpuUsage, LatencyHistogram, Nanos, OpStats, Params,
-    SamplePoint, WorkUnit, WorkloadCpu,
+    CellQuality, CellResult, CellSpec, CellStatus, CpuMethod, CpuUsage, LatencyHistogram, Nanos, OpStats,
+    Params, SamplePoint, WorkUnit, WorkloadCpu,
 };
 use rusqlite::{params, Row, Transaction};
 use std::collections::BTreeMap;

@@ -1,0 +1,122 @@
+//! Putting the machine back after a racehorse that was killed: the run's state file, the
+//! state file of a killed `racehorse plugd`, and the daemons a killed run had started as a
+//! variant (`plugd-<run pid>-<variant>/` beside the state file), which are stopped first so
+//! that they restore the CPUs they hold. Called under the machine lock by every run and by
+//! `racehorse restore`.
+
+use crate::error::MachineError;
+use crate::guard::recover;
+use crate::root::SysRoot;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The standalone daemon's state file beside the run's (`plugd-restore.json`).
+pub fn plugd_state_file(state_file: &Path) -> PathBuf {
+    state_file.with_file_name("plugd-restore.json")
+}
+
+fn alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_ascii_whitespace().next());
+    state.is_some_and(|s| s != "Z" && s != "X")
+}
+
+fn is_plugd(pid: u32) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&cmdline).contains("plugd")
+}
+
+/// The variant daemon directories beside `state_file` whose run (the pid in the name) is gone.
+fn orphan_plugd_dirs(state_file: &Path) -> Vec<PathBuf> {
+    let Some(dir) = state_file.parent() else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    rd.filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid: u32 = name.strip_prefix("plugd-")?.split('-').next()?.parse().ok()?;
+            (pid != std::process::id() && !alive(pid)).then(|| e.path())
+        })
+        .collect()
+}
+
+/// Stops the daemon of an orphaned variant directory (SIGTERM, then SIGKILL after 5 s); it
+/// restores what it changed on SIGTERM. Returns what was done, if anything.
+fn stop_orphan(dir: &Path) -> Option<String> {
+    let pid: u32 = std::fs::read_to_string(dir.join("pid")).ok()?.trim().parse().ok()?;
+    if !alive(pid) || !is_plugd(pid) {
+        return None;
+    }
+    let id = libc::pid_t::try_from(pid).ok()?;
+    // SAFETY: kill has no memory preconditions; the pid was checked to be a plugd just now.
+    unsafe { libc::kill(id, libc::SIGTERM) };
+    let start = Instant::now();
+    while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if alive(pid) {
+        // SAFETY: as above.
+        unsafe { libc::kill(id, libc::SIGKILL) };
+        std::thread::sleep(Duration::from_millis(200));
+        return Some(format!("killed racehorse plugd {pid} left running by a killed run"));
+    }
+    Some(format!("stopped racehorse plugd {pid} left running by a killed run"))
+}
+
+/// Restores everything a killed racehorse left: the run's state file, a killed standalone
+/// daemon's, and every orphaned variant daemon. Returns what was done (empty: nothing).
+pub fn recover_all(root: &SysRoot, state_file: &Path) -> Result<Vec<String>, MachineError> {
+    let mut done = Vec::new();
+    done.extend(recover(root, state_file)?);
+    done.extend(recover(root, &plugd_state_file(state_file))?);
+    for dir in orphan_plugd_dirs(state_file) {
+        done.extend(stop_orphan(&dir));
+        if let Some(what) = recover(root, &dir.join("state.json"))? {
+            done.push(format!("{what} (variant daemon {})", dir.display()));
+        }
+        std::fs::remove_dir_all(&dir).map_err(|e| MachineError::io(&dir, e))?;
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::copy_fixture;
+
+    /// Issue 21, case 9: a SIGKILLed plugd left cpu1 offline and `restore` said "nothing to
+    /// restore", because it read only the run's state file.
+    #[test]
+    fn a_killed_daemons_state_and_an_orphaned_variant_daemon_are_restored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = copy_fixture("vm2", tmp.path());
+        let online = root.sys("devices/system/cpu/cpu1/online");
+        let state_dir = tmp.path().join("state");
+        std::fs::create_dir_all(&state_dir).unwrap();
+        let run_state = state_dir.join("restore.json");
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        dead.wait().unwrap();
+        let saved = |pid: u32| {
+            format!(
+                "{{\"pid\": {pid}, \"start_ticks\": null, \"online\": {{\"1\": \"1\"}}, \"sysctl\": {{}}}}"
+            )
+        };
+        std::fs::write(&online, "0").unwrap();
+        std::fs::write(plugd_state_file(&run_state), saved(dead_pid)).unwrap();
+        let done = recover_all(&root, &run_state).unwrap();
+        assert_eq!(std::fs::read_to_string(&online).unwrap().trim(), "1", "{done:?}");
+        assert_eq!(done.len(), 1, "{done:?}");
+
+        let orphan = state_dir.join(format!("plugd-{dead_pid}-hp"));
+        std::fs::create_dir(&orphan).unwrap();
+        std::fs::write(orphan.join("state.json"), saved(dead_pid)).unwrap();
+        std::fs::write(&online, "0").unwrap();
+        let live = state_dir.join(format!("plugd-{}-mine", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        let done = recover_all(&root, &run_state).unwrap();
+        assert_eq!(std::fs::read_to_string(&online).unwrap().trim(), "1", "{done:?}");
+        assert!(!orphan.exists() && live.exists(), "only the dead run's daemon directory goes");
+        assert!(recover_all(&root, &run_state).unwrap().is_empty(), "nothing left");
+    }
+}

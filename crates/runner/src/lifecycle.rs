@@ -1,0 +1,306 @@
+//! The life of one run, in the order that keeps the machine safe: stop signals handled,
+//! the machine lock taken (or waited for), what killed runs left restored, the work
+//! directories checked, the exclusivity check, the Guard, the memory limit, every variant
+//! tried, the environment captured, the run recorded, the cells measured and stored as they
+//! finish, the machine restored and read back. The binary maps its flags to a [`RunRequest`]
+//! and its exit code from [`RunReport`] or [`RunError`]; every step is tested here.
+
+use crate::apply::{check_variants, plan_targets, variant_dir};
+use crate::exec::{execute, RunOutcome, Runner};
+use crate::plan::Plan;
+use crate::profiling::ProfileSettings;
+use crate::sinks::Sink;
+use racehorse_core::{Event, RunStatus};
+use racehorse_engines::{find, CellContext, RealClock};
+use racehorse_machine::lock::{LockError, MachineLock};
+use racehorse_machine::recovery::recover_all;
+use racehorse_machine::{cpuctl, env, exclusivity, Guard, StopSignals, SysRoot};
+use racehorse_store::{NewRun, Store};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything one run needs, as plain data.
+pub struct RunRequest {
+    pub plan: Plan,
+    pub label: String,
+    /// The command line, as recorded with the run.
+    pub command: String,
+    pub root: SysRoot,
+    /// The restore state file; the machine lock lives beside it.
+    pub state_file: PathBuf,
+    /// Queue behind a run that holds the machine lock instead of failing.
+    pub wait_for_lock: bool,
+    /// Parent of the per-cell work directories.
+    pub work_root: PathBuf,
+    pub sample_interval: Option<Duration>,
+    pub profile: Option<ProfileSettings>,
+    /// Share of one CPU that other processes may use in a window before its cell is noisy.
+    pub noise_threshold: f64,
+    /// Run the first cell once, unmeasured, before the first window.
+    pub warm_up: bool,
+    pub version: String,
+}
+
+/// Why a run did not happen or did not finish; each maps to one exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad request: a directory, variant or cell that cannot work (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// Another racehorse holds the machine (exit 75, "try again later").
+    #[error("{0}")]
+    Busy(String),
+    /// A stop signal arrived before the run was recorded (exit 128 + signal).
+    #[error("stopped by signal {signal} before the first cell; nothing was changed or is left changed")]
+    Stopped { signal: i32, code: u8 },
+    /// The machine could not be controlled or restored (exit 1).
+    #[error("{0}")]
+    Machine(String),
+    /// The store failed (exit 1); finished cells are stored.
+    #[error("{0}")]
+    Store(String),
+}
+
+impl RunError {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Usage(_) => 2,
+            RunError::Busy(_) => 75,
+            RunError::Stopped { code, .. } => *code,
+            RunError::Machine(_) | RunError::Store(_) => 1,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunReport {
+    pub run_id: i64,
+    pub status: RunStatus,
+    pub outcome: RunOutcome,
+    /// Settings read back with their values from before the run.
+    pub verified_settings: usize,
+    /// 0 complete, 1 with failed cells, 128 + signal when stopped.
+    pub exit_code: u8,
+}
+
+/// Writes each finished cell to the store as it finishes.
+pub struct StoreSink<'a> {
+    pub store: &'a Store,
+    pub run_id: i64,
+}
+
+impl Sink for StoreSink<'_> {
+    fn event(&mut self, e: &Event) -> Result<(), String> {
+        if let Event::CellFinished { index, result } = e {
+            self.store
+                .insert_cell(self.run_id, *index, result)
+                .map_err(|err| format!("cannot store cell {}: {err}", result.spec.label()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The store first, then the caller's sinks (progress, JSON lines).
+struct Fanout<'a, 'b, 'c> {
+    store: StoreSink<'a>,
+    rest: &'b mut [&'c mut dyn Sink],
+}
+
+impl Sink for Fanout<'_, '_, '_> {
+    fn event(&mut self, e: &Event) -> Result<(), String> {
+        self.store.event(e)?;
+        self.rest.iter_mut().try_for_each(|s| s.event(e))
+    }
+}
+
+/// Takes the machine lock, or waits for it with `--wait`.
+fn take_lock(
+    req: &RunRequest,
+    signals: &StopSignals,
+    notice: &mut dyn FnMut(&str),
+) -> Result<MachineLock, RunError> {
+    let path = racehorse_machine::lock::lock_file_for(&req.state_file);
+    let what = format!("racehorse run {} (label {})", req.plan.suite.name, req.label);
+    let got = if req.wait_for_lock {
+        let flag = signals.flag();
+        let mut told = |holder: &str| notice(&format!("waiting for the machine: {holder}"));
+        MachineLock::acquire_waiting(&path, &what, Duration::from_millis(200), &flag, &mut told)
+    } else {
+        MachineLock::acquire(&path, &what)
+    };
+    got.map_err(|e| match e {
+        LockError::Abandoned { .. } => stopped(signals),
+        LockError::Held { .. } => RunError::Busy(e.to_string()),
+        LockError::Machine(m) => RunError::Machine(format!("the machine lock: {m}")),
+    })
+}
+
+fn stopped(signals: &StopSignals) -> RunError {
+    RunError::Stopped { signal: signals.signal().unwrap_or(libc::SIGINT), code: signals.exit_code() }
+}
+
+/// Checks that a directory exists (creating it) and is writable.
+pub fn check_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("target directory {}: {e}; choose another with --dir", dir.display()))?;
+    let probe = dir.join(format!(".racehorse-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"x").map_err(|e| {
+        format!("target directory {} is not writable: {e}; choose another with --dir", dir.display())
+    })?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+/// Asks each engine to check every distinct planned cell before anything runs.
+pub fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for cell in &plan.cells {
+        if !seen.insert(cell.spec.match_key()) {
+            continue;
+        }
+        let Some(engine) = find(&cell.spec.workload) else { continue };
+        let v = &plan.variants[cell.variant];
+        let ctx = CellContext {
+            spec: cell.spec.clone(),
+            work_dir: variant_dir(v, work_root),
+            cpus: cell.cpus,
+            env: v.env.clone(),
+        };
+        engine.validate(&ctx).map_err(|e| format!("{}: {e}", cell.spec.label()))?;
+    }
+    Ok(())
+}
+
+/// Under the lock: restores what killed runs and daemons left, removes their work
+/// directories, and checks this run's directories and cells.
+fn prepare(req: &RunRequest, notice: &mut dyn FnMut(&str)) -> Result<(), RunError> {
+    let done = recover_all(&req.root, &req.state_file)
+        .map_err(|e| RunError::Machine(format!("restoring what a killed racehorse left: {e}")))?;
+    for what in done {
+        notice(&format!("restored machine state left by a killed racehorse: {what}"));
+    }
+    check_dir(&req.work_root).map_err(RunError::Usage)?;
+    for v in req.plan.variants.iter().filter(|v| v.dir.is_some()) {
+        check_dir(&variant_dir(v, &req.work_root))
+            .map_err(|e| RunError::Usage(format!("variant '{}': {e}", v.name)))?;
+    }
+    validate_cells(&req.plan, &req.work_root).map_err(RunError::Usage)?;
+    let roots = std::iter::once(req.work_root.clone())
+        .chain(req.plan.variants.iter().map(|v| variant_dir(v, &req.work_root)));
+    for gone in roots.flat_map(|r| crate::leftovers::sweep(&r)) {
+        notice(&format!("removed {}, left by a racehorse run that was killed", gone.display()));
+    }
+    Ok(())
+}
+
+/// The Guard with the run-wide memory limit and every variant tried once.
+fn guard_machine(req: &RunRequest, notice: &mut dyn FnMut(&str)) -> Result<Guard, RunError> {
+    let mut guard = Guard::new(req.root.clone(), req.state_file.clone())
+        .map_err(|e| RunError::Machine(format!("preparing the machine guard: {e}")))?;
+    if let Some(bytes) = req.plan.suite.mem_limit_bytes {
+        let l = guard.limit_memory(bytes).map_err(|e| RunError::Usage(format!("memory limit: {e}")))?;
+        notice(&format!(
+            "memory limit: {} MiB (cgroup v{} {})",
+            l.limit_bytes >> 20,
+            l.version,
+            l.path.display()
+        ));
+    }
+    check_variants(&req.plan, &req.root, &req.work_root, &mut guard).map_err(RunError::Usage)?;
+    Ok(guard)
+}
+
+/// The run's record: suite, environment of the targets the cells really use, exclusivity.
+fn record_run(req: &RunRequest, store: &Store, excl: &exclusivity::Exclusivity) -> Result<i64, RunError> {
+    let targets = plan_targets(&req.plan, &req.work_root);
+    let mut environment = env::capture(&req.root, &targets);
+    environment.racehorse_version = req.version.clone();
+    environment.cpu_control = cpuctl::detect_method(&req.root).as_str().to_string();
+    store
+        .create_run(&NewRun {
+            label: req.label.clone(),
+            host: environment.hostname.clone(),
+            command: req.command.clone(),
+            suite_json: suite_json(&req.plan),
+            env_json: serde_json::to_string(&environment).unwrap_or_default(),
+            exclusivity_json: serde_json::to_string(excl).unwrap_or_default(),
+            racehorse_version: req.version.clone(),
+            cpu_method: environment.cpu_control.clone(),
+        })
+        .map_err(|e| RunError::Store(format!("creating the run in the store: {e}")))
+}
+
+/// What the run stores as its suite: the variants with every setting, the order (and seed)
+/// and the planned cells.
+fn suite_json(plan: &Plan) -> String {
+    let doc = serde_json::json!({
+        "name": plan.suite.name,
+        "order": plan.suite.order,
+        "seed": plan.suite.seed,
+        "variants": plan.variants,
+        "cells": plan.cells.iter().map(|c| &c.spec).collect::<Vec<_>>(),
+    });
+    doc.to_string()
+}
+
+/// Runs `req` to the end. `signals` must be installed before this is called (the binary
+/// does it first thing); `notice` receives warnings and progress words for the user.
+pub fn run(
+    req: &RunRequest,
+    store: &Store,
+    signals: &StopSignals,
+    sinks: &mut [&mut dyn Sink],
+    notice: &mut dyn FnMut(&str),
+) -> Result<RunReport, RunError> {
+    let _lock = take_lock(req, signals, notice)?;
+    prepare(req, notice)?;
+    let excl = exclusivity::check(&req.root, Duration::from_millis(300));
+    for w in &excl.warnings {
+        notice(&format!("warning: {w}"));
+    }
+    let mut guard = guard_machine(req, notice)?;
+    if signals.requested() {
+        drop(guard);
+        return Err(stopped(signals));
+    }
+    let run_id = record_run(req, store, &excl)?;
+    let runner = Runner {
+        root: req.root.clone(),
+        clock: Arc::new(RealClock::default()),
+        abort: signals.flag(),
+        work_root: req.work_root.clone(),
+        sample_interval: req.sample_interval,
+        drop_caches: req.plan.suite.drop_caches,
+        profile: req.profile.clone(),
+        noise_threshold: req.noise_threshold,
+        warm_up: req.warm_up,
+    };
+    let mut fanout = Fanout { store: StoreSink { store, run_id }, rest: sinks };
+    let outcome = execute(&runner, &req.plan, &mut guard, &mut [&mut fanout], run_id, &req.label);
+    let restored = guard.restore();
+    let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);
+    let finished = store.finish_run(run_id, status);
+    restored.map_err(|e| RunError::Machine(format!("restoring the machine state: {e}")))?;
+    let verified = guard.verify_restored().map_err(|bad| {
+        RunError::Machine(format!(
+            "the machine was not fully restored: {}; run `racehorse restore` or set them back by hand",
+            bad.join("; ")
+        ))
+    })?;
+    finished.map_err(|e| RunError::Store(format!("marking the run finished: {e}")))?;
+    let outcome = outcome
+        .map_err(|e| RunError::Store(format!("run {run_id} stopped: {e} (finished cells are stored)")))?;
+    let exit_code = match status {
+        RunStatus::Complete => 0,
+        RunStatus::Interrupted => signals.exit_code(),
+        _ => 1,
+    };
+    Ok(RunReport { run_id, status, outcome, verified_settings: verified, exit_code })
+}
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod tests;

@@ -1,0 +1,165 @@
+//! The run lifecycle on a fixture machine with the null engine and a real store: the lock,
+//! stop signals before the first change, recovery of what killed racehorses left, the
+//! variant check and the restore at the end.
+
+use super::*;
+use crate::suite::Suite;
+use racehorse_machine::fixtures::copy_fixture;
+use racehorse_machine::lock::lock_file_for;
+
+struct Bench {
+    _tmp: tempfile::TempDir,
+    root: SysRoot,
+    state: PathBuf,
+    store: Store,
+    work: PathBuf,
+}
+
+impl Bench {
+    fn new() -> Bench {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = copy_fixture("vm2", tmp.path());
+        let state = tmp.path().join("state/restore.json");
+        let store = Store::open(&tmp.path().join("rh.db")).unwrap();
+        let work = tmp.path().join("work");
+        Bench { _tmp: tmp, root, state, store, work }
+    }
+
+    fn request(&self, suite: &str) -> RunRequest {
+        let plan = Plan::expand(&Suite::parse("t.toml", suite).unwrap(), 2, 2).unwrap();
+        RunRequest {
+            plan,
+            label: "t".into(),
+            command: "racehorse run t.toml".into(),
+            root: self.root.clone(),
+            state_file: self.state.clone(),
+            wait_for_lock: false,
+            work_root: self.work.clone(),
+            sample_interval: None,
+            profile: None,
+            noise_threshold: 0.05,
+            warm_up: true,
+            version: "test".into(),
+        }
+    }
+
+    fn swappiness(&self) -> String {
+        std::fs::read_to_string(self.root.proc("sys/vm/swappiness")).unwrap().trim().to_string()
+    }
+}
+
+const SUITE: &str = "runtime = \"20ms\"\nwarmup = \"0s\"\ncpus = [2]\n[[workload]]\nengine = \"null\"\n\
+                     [[variant]]\nname = \"low\"\nsysctl = { \"vm.swappiness\" = 7 }\n";
+
+fn run_it(b: &Bench, req: &RunRequest, signals: &StopSignals) -> (Result<RunReport, RunError>, Vec<String>) {
+    let mut notes = Vec::new();
+    let r = run(req, &b.store, signals, &mut [], &mut |n| notes.push(n.to_string()));
+    (r, notes)
+}
+
+#[test]
+fn a_run_stores_its_cells_and_puts_the_machine_back() {
+    let b = Bench::new();
+    let before = b.swappiness();
+    let (r, _) = run_it(&b, &b.request(SUITE), &StopSignals::never());
+    let r = r.unwrap();
+    assert_eq!((r.status, r.exit_code, r.outcome.ok), (RunStatus::Complete, 0, 1));
+    assert_eq!(b.store.run_cells(r.run_id).unwrap().len(), 1, "the warm-up cell is not stored");
+    assert_eq!(b.swappiness(), before);
+    assert!(!b.state.exists(), "no state file left");
+    assert!(r.verified_settings >= 1);
+}
+
+/// Issue 21, case 1: two runs at the same moment both changed the machine.
+#[test]
+fn a_second_run_is_refused_naming_the_holder_and_changes_nothing() {
+    let b = Bench::new();
+    let holder = MachineLock::acquire(&lock_file_for(&b.state), "racehorse run other (label x)").unwrap();
+    let before = b.swappiness();
+    let (r, _) = run_it(&b, &b.request(SUITE), &StopSignals::never());
+    let e = r.unwrap_err();
+    assert_eq!(e.exit_code(), 75);
+    let text = e.to_string();
+    assert!(text.contains("racehorse run other (label x)") && text.contains("--wait"), "{text}");
+    assert_eq!(b.swappiness(), before);
+    assert!(b.store.list_runs().unwrap().is_empty(), "no run recorded");
+    drop(holder);
+}
+
+#[test]
+fn wait_queues_behind_the_holder() {
+    let b = Bench::new();
+    let holder = MachineLock::acquire(&lock_file_for(&b.state), "racehorse run first").unwrap();
+    let mut req = b.request(SUITE);
+    req.wait_for_lock = true;
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(holder);
+    });
+    let (r, notes) = run_it(&b, &req, &StopSignals::never());
+    release.join().unwrap();
+    assert_eq!(r.unwrap().status, RunStatus::Complete);
+    assert!(notes.iter().any(|n| n.contains("waiting for the machine") && n.contains("racehorse run first")));
+}
+
+/// Issue 21, case 9: a signal in the first moments of a run left a variant's sysctl set.
+#[test]
+fn a_stop_signal_before_the_first_cell_leaves_the_machine_as_found() {
+    let b = Bench::new();
+    let before = b.swappiness();
+    let signals = StopSignals::never();
+    signals.request(libc::SIGTERM);
+    let (r, _) = run_it(&b, &b.request(SUITE), &signals);
+    let e = r.unwrap_err();
+    assert_eq!(e.exit_code(), 143, "{e}");
+    assert_eq!(b.swappiness(), before);
+    assert!(!b.state.exists());
+    assert!(b.store.list_runs().unwrap().is_empty());
+}
+
+#[test]
+fn a_signal_while_waiting_for_the_lock_gives_up_with_its_exit_code() {
+    let b = Bench::new();
+    let _holder = MachineLock::acquire(&lock_file_for(&b.state), "racehorse run first").unwrap();
+    let mut req = b.request(SUITE);
+    req.wait_for_lock = true;
+    let signals = StopSignals::never();
+    let s2 = signals.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        s2.request(libc::SIGHUP);
+    });
+    let (r, _) = run_it(&b, &req, &signals);
+    stopper.join().unwrap();
+    assert_eq!(r.unwrap_err().exit_code(), 129);
+}
+
+/// Issue 21, case 9: what a killed daemon left is put back before the next run measures.
+#[test]
+fn a_killed_plugds_offline_cpu_is_restored_before_the_run() {
+    let b = Bench::new();
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    std::fs::create_dir_all(b.state.parent().unwrap()).unwrap();
+    let saved =
+        format!("{{\"pid\": {pid}, \"start_ticks\": null, \"online\": {{\"1\": \"1\"}}, \"sysctl\": {{}}}}");
+    std::fs::write(racehorse_machine::recovery::plugd_state_file(&b.state), saved).unwrap();
+    let online = b.root.sys("devices/system/cpu/cpu1/online");
+    std::fs::write(&online, "0").unwrap();
+    let (r, notes) = run_it(&b, &b.request(SUITE), &StopSignals::never());
+    assert_eq!(r.unwrap().status, RunStatus::Complete);
+    assert!(notes.iter().any(|n| n.contains("restored machine state")), "{notes:?}");
+    assert_eq!(std::fs::read_to_string(&online).unwrap().trim(), "1");
+}
+
+#[test]
+fn a_variant_the_machine_refuses_is_a_usage_error_before_any_cell() {
+    let b = Bench::new();
+    let suite = "runtime = \"20ms\"\n[[workload]]\nengine = \"null\"\n\
+                 [[variant]]\nname = \"bad\"\nsysctl = { \"vm.no_such_knob\" = 1 }\n";
+    let (r, _) = run_it(&b, &b.request(suite), &StopSignals::never());
+    let e = r.unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+    assert!(e.to_string().contains("variant 'bad'"), "{e}");
+}
