@@ -15,4 +15,5 @@ mod profile_cli;
 mod run_cli;
 mod run_faults;
 mod run_machine;
+mod trust_cli;
 mod variants_cli;

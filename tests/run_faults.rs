@@ -81,6 +81,7 @@ fn ctrl_c_stops_within_a_second_and_keeps_finished_cells() {
             "--warmup",
             "0s",
             "--no-drop-caches",
+            "--no-warm-up",
             "--quiet",
         ])
         .stdout(std::process::Stdio::piped())

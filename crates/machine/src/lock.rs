@@ -70,6 +70,17 @@ pub fn holder(path: &Path) -> String {
     }
 }
 
+/// [`holder`], giving a holder that has just taken the lock a moment to write its name.
+fn holder_settled(path: &Path) -> String {
+    for _ in 0..20 {
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    holder(path)
+}
+
 impl MachineLock {
     /// Takes the lock at `path` now, or fails naming its holder.
     pub fn acquire(path: &Path, what: &str) -> Result<MachineLock, LockError> {
@@ -110,7 +121,7 @@ impl MachineLock {
             if try_flock(&file).map_err(|e| MachineError::io(path, e))? {
                 break;
             }
-            let who = holder(path);
+            let who = holder_settled(path);
             let Some((poll, waiting)) = wait.as_mut() else {
                 return Err(LockError::Held { holder: who, path: path.to_path_buf() });
             };

@@ -81,7 +81,8 @@ pub(crate) struct Net {
     pub net_ns: f64,
 }
 
-/// The net cost of `bench` from its body's timing, its baselines' and the empty loop's.
+/// The net cost of `bench` from its body's timing, its baselines' and the empty loop's; the
+/// noise is that of the overhead (baselines and loop), the "overhead's own noise".
 /// Every timed figure holds one loop iteration per operation, so the loop comes off as often
 /// as the weights add up to (once for a plain call, never for prot_fault, −½ for ctx).
 pub(crate) fn net(bench: &str, body: &Timed, bases: &[Timed], empty_loop: &Timed) -> Net {
@@ -91,9 +92,11 @@ pub(crate) fn net(bench: &str, body: &Timed, bases: &[Timed], empty_loop: &Timed
         if i == 0 {
             gross = w * t.ns_per_op;
         } else {
+            // The noise that matters is the subtracted overhead's own: the body's spread is
+            // in every figure alike and shows between repetitions.
             overhead -= w * t.ns_per_op;
+            noise += w.abs() * t.spread_ns();
         }
-        noise += w.abs() * t.spread_ns();
         loops += w;
     }
     overhead += loops * empty_loop.ns_per_op;
