@@ -36,33 +36,36 @@ timed = true
 engine = "compute"
 case = ["int"]
 EOF
-run() { "$rh" --db "$db" run "$suite" --dir "$tmp" --label "$1" -q > "$tmp/$1.out" 2>&1; }
+run() { "$rh" --db "$db" run "$suite" --dir "$tmp" --label "$1" -q > "$tmp/$1.out" 2>&1 || { cat "$tmp/$1.out"; return 1; }; }
 table() {
-  "$rh" --db "$db" compare "$1" "$2" --format json | python3 -c '
+  "$rh" --db "$db" compare "$1" "$2" --format json > "$tmp/cmp.json"
+  python3 - "$tmp/cmp.json" <<'PY'
 import json, sys
-d = json.load(sys.stdin)
-side = d["news"][0]
-q = side.get("outside_cpu") or {}
-print(f"outside CPU per window, new run: median {q.get(\"median_pct\", float(\"nan\")):.1f}% max {q.get(\"max_pct\", float(\"nan\")):.1f}% of one CPU over {q.get(\"windows\", 0)} windows")
-b = d["base"].get("outside_cpu") or {}
-print(f"outside CPU per window, base run: median {b.get(\"median_pct\", float(\"nan\")):.1f}% max {b.get(\"max_pct\", float(\"nan\")):.1f}%")
+d = json.load(open(sys.argv[1]))
+def quiet(side):
+    q = side.get("outside_cpu") or {}
+    return "median %.1f%%, max %.1f%% of one CPU over %d windows" % (
+        q.get("median_pct", float("nan")), q.get("max_pct", float("nan")), q.get("windows", 0))
+print("outside CPU per window: base run " + quiet(d["base"]) + "; new run " + quiet(d["news"][0]))
 v = d["verdicts"][0]
-print(f"points {v[\"points\"]}, significant {v[\"significant\"]}, noisy {v[\"noisy\"]}, below resolution {v[\"below_resolution\"]}, tests {v[\"tests\"]}")
+print("points %d, significant %d, noisy %d, below resolution %d (tests corrected: %d)" % (
+    v["points"], v["significant"], v["noisy"], v["below_resolution"], v["tests"]))
 print("| workload | point | metric | gain % | 95% CI of ratio | significant | noisy reps (new) |")
 print("|---|---|---|---|---|---|---|")
 worst = 0.0
 for r in d["records"]:
     if r["metric"] not in ("throughput", "cpu_total_per_unit"):
         continue
-    p = " ".join(f"{k}={v}" for k, v in sorted(r["params"].items()) if k in ("clients", "phase", "case"))
+    p = " ".join("%s=%s" % (k, v) for k, v in sorted(r["params"].items()) if k in ("clients", "phase", "case"))
     g = r["gain_pct"]
     if g is not None and not r["noisy_window"]:
         worst = max(worst, abs(g))
-    ci = "—" if r["ci_lo"] is None else f"{r[\"ci_lo\"]:.3f}–{r[\"ci_hi\"]:.3f}"
-    gs = "below res" if r["below_resolution"] else ("—" if g is None else f"{g:+.1f}")
-    print(f"| {r[\"workload\"]} | {p} | {r[\"metric\"]} | {gs} | {ci} | {r[\"significant\"]} | {r[\"new_noisy_reps\"]} |")
-print(f"largest |gain| over quiet points: {worst:.1f}%")
-'
+    ci = "-" if r["ci_lo"] is None else "%.3f-%.3f" % (r["ci_lo"], r["ci_hi"])
+    gs = "below res" if r["below_resolution"] else ("-" if g is None else "%+.1f" % g)
+    print("| %s | %s | %s | %s | %s | %s | %s |" % (
+        r["workload"], p, r["metric"], gs, ci, r["significant"], r["new_noisy_reps"]))
+print("largest |gain| over points not noisy: %.1f%%" % worst)
+PY
 }
 echo "== quiet A/A ($reps reps) =="
 run aa1

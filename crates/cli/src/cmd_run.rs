@@ -111,8 +111,9 @@ fn apply_options(suite: &mut Suite, opts: &[(String, Vec<String>)]) -> Result<()
 fn duration_flag(name: &str, v: &Option<String>) -> Result<Option<Duration>, Failure> {
     v.as_deref()
         .map(|t| {
-            parse_duration(t)
-                .ok_or_else(|| Failure::usage(format!("--{name} '{t}': expected e.g. 20s, 500ms, 2m")))
+            parse_duration(t).ok_or_else(|| {
+                Failure::usage(format!("--{name} '{t}': expected e.g. 20s, 500ms, 2m (at most 7 days)"))
+            })
         })
         .transpose()
 }

@@ -63,10 +63,25 @@ fn stop_orphan(dir: &Path) -> Option<String> {
     Some(format!("stopped racehorse plugd {pid} left running by a killed run"))
 }
 
+/// Removes the half-written state files (`.NAME.tmp.PID`, written then renamed) of
+/// processes that are gone: a racehorse killed between the write and the rename.
+fn remove_stale_temporaries(state_file: &Path) -> Vec<String> {
+    let Some(dir) = state_file.parent() else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    rd.filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid: u32 = name.strip_prefix('.')?.rsplit_once(".tmp.")?.1.parse().ok()?;
+            (pid != std::process::id() && !alive(pid) && std::fs::remove_file(e.path()).is_ok())
+                .then(|| format!("removed {}, half-written by a killed racehorse", e.path().display()))
+        })
+        .collect()
+}
+
 /// Restores everything a killed racehorse left: the run's state file, a killed standalone
 /// daemon's, and every orphaned variant daemon. Returns what was done (empty: nothing).
 pub fn recover_all(root: &SysRoot, state_file: &Path) -> Result<Vec<String>, MachineError> {
-    let mut done = Vec::new();
+    let mut done = remove_stale_temporaries(state_file);
     done.extend(recover(root, state_file)?);
     done.extend(recover(root, &plugd_state_file(state_file))?);
     for dir in orphan_plugd_dirs(state_file) {
@@ -118,5 +133,23 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&online).unwrap().trim(), "1", "{done:?}");
         assert!(!orphan.exists() && live.exists(), "only the dead run's daemon directory goes");
         assert!(recover_all(&root, &run_state).unwrap().is_empty(), "nothing left");
+    }
+
+    /// Issue 23, case 8: `.restore.json.tmp.PID` was left after a SIGTERM during start-up.
+    #[test]
+    fn half_written_state_files_of_dead_processes_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = copy_fixture("vm2", tmp.path());
+        let state = tmp.path().join("restore.json");
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        dead.wait().unwrap();
+        let stale = tmp.path().join(format!(".restore.json.tmp.{dead_pid}"));
+        let mine = tmp.path().join(format!(".restore.json.tmp.{}", std::process::id()));
+        std::fs::write(&stale, "{").unwrap();
+        std::fs::write(&mine, "{").unwrap();
+        let done = recover_all(&root, &state).unwrap();
+        assert!(!stale.exists() && mine.exists(), "{done:?}");
+        assert_eq!(done.len(), 1);
     }
 }

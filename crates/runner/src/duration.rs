@@ -2,7 +2,18 @@
 
 use std::time::Duration;
 
-/// Parses `20s`, `1.5s`, `500ms`, `2m`, `1h` or `20` (seconds).
+/// The longest duration racehorse accepts for a window, a warmup or an interval (7 days):
+/// longer ones are typing mistakes, and their sums over a plan would overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// A number of seconds as a duration, if it is finite, not negative and at most
+/// [`MAX_DURATION`].
+pub fn seconds(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && secs >= 0.0 && secs <= MAX_DURATION.as_secs_f64())
+        .then(|| Duration::from_secs_f64(secs))
+}
+
+/// Parses `20s`, `1.5s`, `500ms`, `2m`, `1h` or `20` (seconds), up to [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -16,7 +27,7 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         "h" => n * 3600.0,
         _ => return None,
     };
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    seconds(secs)
 }
 
 /// Renders a duration compactly for plans and progress: `1h02m`, `3m05s`, `12s`, `250ms`.
@@ -46,6 +57,17 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_duration("soon"), None);
         assert_eq!(parse_duration("5 parsecs"), None);
+    }
+
+    /// Issue 23, case 1: `--runtime 99999999999999999h` panicked converting to a Duration.
+    #[test]
+    fn huge_and_odd_durations_are_refused_not_a_panic() {
+        for t in ["99999999999999999h", "1e300", "169h", "inf", "NaN", "-1s", "1e400s"] {
+            assert_eq!(parse_duration(t), None, "{t}");
+        }
+        assert_eq!(parse_duration("168h"), Some(MAX_DURATION));
+        assert_eq!(seconds(1e300), None);
+        assert_eq!(seconds(f64::MAX), None);
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     (
         "lmbench",
         "seed 000's lmbench table with the micro engine: kernel latencies, select over 10-500 descriptors, bandwidths and \
-         the memory chase inside each cache level and main memory, the cache sweep; 1 rep (about 2 min)",
+         the memory chase inside each cache level and main memory, the cache sweep; 1 rep (about 70 s)",
     ),
     (
         "net",

@@ -1,7 +1,7 @@
 //! Suite files (TOML): workloads with their options as axes (lists), variants, runtime,
 //! warmup and repetitions. Every mistake is reported with file:line:col and what is valid.
 
-use crate::duration::parse_duration;
+use crate::duration::{parse_duration, seconds};
 use crate::variant::{Order, RawVariant, Variant};
 use racehorse_core::Value;
 use racehorse_engines::{find, registry, OptionSpec};
@@ -131,13 +131,16 @@ pub fn toml_scalar(v: &toml::Value) -> Option<Value> {
     })
 }
 
+fn too_long(text: &str) -> String {
+    format!("{text} s is not a duration racehorse can run (at most 7 days, e.g. \"20s\")")
+}
+
 fn duration_value(v: &toml::Value) -> Result<Duration, String> {
     match v {
-        toml::Value::Integer(i) if *i >= 0 => Ok(Duration::from_secs(*i as u64)),
-        toml::Value::Float(f) if *f >= 0.0 => Ok(Duration::from_secs_f64(*f)),
-        toml::Value::String(s) => {
-            parse_duration(s).ok_or_else(|| format!("'{s}' is not a duration (e.g. 20s, 500ms, 2m)"))
-        }
+        toml::Value::Integer(i) if *i >= 0 => seconds(*i as f64).ok_or_else(|| too_long(&i.to_string())),
+        toml::Value::Float(f) if *f >= 0.0 => seconds(*f).ok_or_else(|| too_long(&f.to_string())),
+        toml::Value::String(s) => parse_duration(s)
+            .ok_or_else(|| format!("'{s}' is not a duration (e.g. 20s, 500ms, 2m; at most 7 days)")),
         other => Err(format!("{other} is not a duration (e.g. \"20s\")")),
     }
 }
@@ -269,6 +272,9 @@ impl Suite {
         if let Some(v) = raw.runtime {
             suite.runtime =
                 duration_value(v.get_ref()).map_err(|e| at(v.span().start, format!("runtime: {e}")))?;
+            if suite.runtime.is_zero() {
+                return Err(at(v.span().start, "runtime: must be longer than 0 s (e.g. \"20s\")".into()));
+            }
         }
         if let Some(v) = raw.warmup {
             suite.warmup =
@@ -448,6 +454,9 @@ sysctl = { "vm.swappiness" = 10 }
             ("reps = 0\n[[workload]]\nengine=\"null\"", "reps"),
             ("cpus = [0]\n[[workload]]\nengine=\"null\"", "cpus"),
             ("runtime = \"fast\"\n[[workload]]\nengine=\"null\"", "runtime"),
+            ("runtime = \"0s\"\n[[workload]]\nengine=\"null\"", "runtime: must be longer"),
+            ("runtime = 1e300\n[[workload]]\nengine=\"null\"", "at most 7 days"),
+            ("warmup = \"99999999999999999h\"\n[[workload]]\nengine=\"null\"", "warmup"),
             ("[[workload]]\nengine=\"null\"\nclients = 0", "outside"),
             ("bogus = 1\n[[workload]]\nengine=\"null\"", "bogus"),
             ("name = \"x\"", "no [[workload]]"),
