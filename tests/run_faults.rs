@@ -1,6 +1,7 @@
 //! Bad input and faults: clear errors, exit code 2 for usage errors, nothing lost.
 
 use crate::common::{machine_lock, text, Sandbox};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -136,4 +137,66 @@ fn full_disk_fails_the_cell_with_a_clear_error() {
     assert!(t.to_lowercase().contains("no space"), "{t}");
     let list = text(&sb.run(&["list"]));
     assert!(list.contains("partial"), "{list}");
+}
+
+/// Issue 23, case 2: a cell the store could not take is kept beside it; `import` loads it
+/// into its run, and refuses files that are not kept cells.
+#[test]
+fn a_kept_cell_is_imported_into_its_run() {
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let out = sb.run(&["run", "null", "--runtime", "100ms", "--warmup", "0s", "--no-warm-up", "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let spec = racehorse_core::CellSpec {
+        workload: "null".into(),
+        params: racehorse_core::Params::new(),
+        variant: "default".into(),
+        rep: 2,
+    };
+    let mut cell = racehorse_core::CellResult::empty(spec, racehorse_core::WorkUnit::Ops);
+    cell.units = 42.0;
+    cell.window = racehorse_core::Nanos(1_000_000_000);
+    let kept = sb.dir.path().join("run1-cell1.json");
+    let doc =
+        serde_json::json!({"format": "racehorse-cell", "version": 1, "run_id": 1, "idx": 1, "cell": cell});
+    std::fs::write(&kept, doc.to_string()).unwrap();
+    let bad = sb.dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"format\": \"racehorse-run\"}").unwrap();
+    let refused = sb.run(&["import", bad.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("not a kept cell"), "{}", text(&refused));
+    let imported = sb.run(&["import", kept.to_str().unwrap()]);
+    assert!(imported.status.success(), "{}", text(&imported));
+    let cells = sb.cells("null");
+    assert_eq!(cells.len(), 2, "{cells:?}");
+    assert_eq!(cells[1]["units"].as_f64(), Some(42.0));
+    assert!(!kept.exists(), "an imported file is removed");
+}
+
+/// Issue 23, cases 1 and 6: huge durations panicked (exit 101); `--db /dev/null` made
+/// /dev/null-journal; `--dir /nonexistent/dir` created the tree as root.
+#[test]
+fn odd_durations_and_paths_are_usage_errors_that_create_nothing() {
+    let sb = Sandbox::new();
+    for args in [
+        vec!["run", "null", "--runtime", "99999999999999999h", "--dry-run"],
+        vec!["run", "null", "--warmup", "1e300", "--dry-run"],
+    ] {
+        let o = sb.run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("at most 7 days"), "{}", text(&o));
+    }
+    let suite = sb.dir.path().join("s.toml");
+    std::fs::write(&suite, "runtime = 1e300\n[[workload]]\nengine = \"null\"\n").unwrap();
+    let o = sb.run(&["run", suite.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("s.toml:1:"), "with its position: {}", text(&o));
+    let o = Command::new(crate::common::bin()).args(["--db", "/dev/null", "list"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(!std::path::Path::new("/dev/null-journal").exists());
+    let missing = sb.dir.path().join("no/such/dir");
+    let _m = machine_lock();
+    let o = sb.run(&["run", "null", "--runtime", "100ms", "--dir", missing.to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(!sb.dir.path().join("no").exists(), "nothing created");
 }

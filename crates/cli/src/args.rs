@@ -38,6 +38,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Report one run: every workload with tables and charts, and the environment
     Report(ReportArgs),
+    /// Load cells that a run kept outside the store (the store could not be written) back in
+    Import(ImportArgs),
     /// Restore CPUs and sysctls left changed by a racehorse (run or plugd) that was killed
     Restore,
     /// CPU/memory hotplug daemon speaking cpuplugd's config language (run, check, record, replay)
@@ -128,6 +130,13 @@ pub struct CompareArgs {
     /// Flag cells whose coefficient of variation exceeds this many percent as noisy (~)
     #[arg(long, default_value_t = 5.0)]
     pub noisy_cv_pct: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Files named by the run's error ("the measured cell is kept in FILE"): racehorse-cell JSON
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]

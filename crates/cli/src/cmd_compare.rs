@@ -2,7 +2,7 @@
 //! report, and render it in the chosen format to stdout or a file.
 
 use crate::args::{CiMethodArg, Cli, CompareArgs, ReportArgs, ReportFormat};
-use crate::cmd_run::open_store;
+use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_engines::find;
@@ -106,7 +106,7 @@ fn check_percent_and_level(level: f64, noisy_cv_pct: f64) -> Result<(), Failure>
 
 pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
     check_percent_and_level(a.level, a.noisy_cv_pct)?;
-    let store = open_store(cli)?;
+    let store = open_store_read_only(cli)?;
     let (base, news) = if a.new.is_empty() {
         variant_sides(load_side(&store, &a.base, false)?)?
     } else {
@@ -150,7 +150,7 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
 
 pub fn report(cli: &Cli, a: &ReportArgs) -> CmdResult {
     check_percent_and_level(0.5, a.noisy_cv_pct)?;
-    let store = open_store(cli)?;
+    let store = open_store_read_only(cli)?;
     let side = load_side(&store, &a.run, true)?;
     if side.cells.is_empty() {
         return Err(Failure::usage(format!("{} has no cells yet; nothing to report", side.name())));

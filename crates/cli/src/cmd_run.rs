@@ -249,6 +249,17 @@ pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
     Ok(store)
 }
 
+/// The store for a command that only reads it (list, show, export, env, compare, report):
+/// opened read-only, so read-only media and other users' stores work and nothing is
+/// created. A missing store or a path that is not a store is a usage error.
+pub fn open_store_read_only(cli: &Cli) -> Result<Store, Failure> {
+    let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
+    Store::open_read_only(&path).map_err(|e| match e {
+        racehorse_store::StoreError::NotAStore { .. } => Failure::usage(e),
+        e => anyhow::anyhow!("opening the store {} to read: {e}", path.display()).into(),
+    })
+}
+
 pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
     // The stop signals first: nothing may change the machine before they are handled.
     let signals = if a.dry_run {
@@ -412,11 +423,19 @@ pub fn restore() -> CmdResult {
         Err(e) => return Err(anyhow::anyhow!("{e}").into()),
     };
     let done = recover_all(&root, &state).context("restoring from the state files")?;
-    if done.is_empty() {
+    let live = racehorse_machine::recovery::live_owners(&root, &state);
+    if done.is_empty() && live.is_empty() {
         println!("nothing to restore");
     }
-    for what in done {
+    for what in &done {
         println!("restored: {what}");
+    }
+    if !live.is_empty() {
+        return Err(anyhow::anyhow!(
+            "not restored, their owners still run and restore on exit: {}; stop them (kill -TERM PID) instead",
+            live.join(", ")
+        )
+        .into());
     }
     Ok(0)
 }

@@ -1,7 +1,7 @@
 //! `list`, `show`, `export`, `env` and `workloads`: reading the store and the registry.
 
 use crate::args::{Cli, EnvArgs, ExportArgs, ExportFormat, ShowArgs, WorkloadsArgs, WorkloadsSub};
-use crate::cmd_run::open_store;
+use crate::cmd_run::open_store_read_only;
 use crate::table::Table;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
@@ -16,7 +16,12 @@ use racehorse_store::{export_csv, export_json, RunInfo, Store};
 use std::collections::BTreeMap;
 
 pub fn list(cli: &Cli) -> CmdResult {
-    let store = open_store(cli)?;
+    let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
+    if !path.exists() {
+        println!("no runs yet (no store at {}); try `racehorse run quick`", path.display());
+        return Ok(0);
+    }
+    let store = open_store_read_only(cli)?;
     let runs = store.list_runs().context("listing runs")?;
     if runs.is_empty() {
         println!("no runs yet; try `racehorse run quick`");
@@ -359,13 +364,13 @@ pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
 }
 
 pub fn show(cli: &Cli, a: &ShowArgs) -> CmdResult {
-    let store = open_store(cli)?;
+    let store = open_store_read_only(cli)?;
     print_run(&store, &a.run, a.reps)?;
     Ok(0)
 }
 
 pub fn export(cli: &Cli, a: &ExportArgs) -> CmdResult {
-    let store = open_store(cli)?;
+    let store = open_store_read_only(cli)?;
     let run = store.resolve_run(&a.run).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
     let text = match a.format {
@@ -382,7 +387,7 @@ pub fn export(cli: &Cli, a: &ExportArgs) -> CmdResult {
 pub fn env(cli: &Cli, a: &EnvArgs) -> CmdResult {
     let environment = match &a.run {
         Some(key) => {
-            let store = open_store(cli)?;
+            let store = open_store_read_only(cli)?;
             let run = store.resolve_run(key).map_err(Failure::usage)?;
             serde_json::from_str::<env::Environment>(&run.env_json)
                 .context("the run's environment is not readable")?

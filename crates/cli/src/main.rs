@@ -7,6 +7,7 @@
 mod args;
 mod args_plugd;
 mod cmd_compare;
+mod cmd_import;
 mod cmd_plugd;
 mod cmd_run;
 mod cmd_serve;
@@ -69,6 +70,7 @@ fn main() -> ExitCode {
         Command::Workloads(a) => cmd_show::workloads(a),
         Command::Compare(a) => cmd_compare::compare(&cli, a),
         Command::Report(a) => cmd_compare::report(&cli, a),
+        Command::Import(a) => cmd_import::import(&cli, a),
         Command::Restore => cmd_run::restore(),
         Command::Plugd(a) => cmd_plugd::plugd(a),
         Command::Serve(a) => cmd_serve::serve(a),

@@ -78,6 +78,22 @@ fn remove_stale_temporaries(state_file: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The state files beside `state_file` whose owner still runs, as "FILE (pid N)": nothing
+/// is restored from them (the owner restores on exit), and `restore` says so.
+pub fn live_owners(root: &SysRoot, state_file: &Path) -> Vec<String> {
+    let mut files = vec![state_file.to_path_buf(), plugd_state_file(state_file)];
+    if let Some(Ok(rd)) = state_file.parent().map(std::fs::read_dir) {
+        files.extend(rd.filter_map(|e| e.ok()).map(|e| e.path().join("state.json")).filter(|p| p.exists()));
+    }
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let saved = crate::state::load(&f).ok()??;
+            crate::state::owner_alive(root, &saved).then(|| format!("{} (pid {})", f.display(), saved.pid))
+        })
+        .collect()
+}
+
 /// Restores everything a killed racehorse left: the run's state file, a killed standalone
 /// daemon's, and every orphaned variant daemon. Returns what was done (empty: nothing).
 pub fn recover_all(root: &SysRoot, state_file: &Path) -> Result<Vec<String>, MachineError> {
@@ -133,6 +149,23 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&online).unwrap().trim(), "1", "{done:?}");
         assert!(!orphan.exists() && live.exists(), "only the dead run's daemon directory goes");
         assert!(recover_all(&root, &run_state).unwrap().is_empty(), "nothing left");
+    }
+
+    /// Issue 23, case 7: with a state file owned by a live process, `restore` printed
+    /// "nothing to restore" and exited 0.
+    #[test]
+    fn a_state_file_with_a_live_owner_is_named_and_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        // The host's /proc tells that this process is alive; the file changes nothing.
+        let root = SysRoot::host();
+        let state = tmp.path().join("restore.json");
+        let me = std::process::id();
+        std::fs::write(&state, format!("{{\"pid\": {me}, \"online\": {{}}, \"sysctl\": {{}}}}")).unwrap();
+        let done = recover_all(&root, &state).unwrap();
+        assert!(done.is_empty(), "{done:?}");
+        let live = live_owners(&root, &state);
+        assert_eq!(live, vec![format!("{} (pid {me})", state.display())]);
+        assert!(state.exists());
     }
 
     /// Issue 23, case 8: `.restore.json.tmp.PID` was left after a SIGTERM during start-up.

@@ -138,32 +138,6 @@ pub fn needs(cfg: &Config) -> Needs {
     }
 }
 
-/// Every meminfo.X and vmstat.X the rules read must exist on this kernel (upstream exits
-/// at run time instead).
-pub fn check_names(cfg: &Config, root: &SysRoot) -> Result<(), String> {
-    let s = read_sample(root, Needs::ALL, 1, 1).map_err(|e| e.to_string())?;
-    for name in cfg.names().keys() {
-        let (family, n, have) = match name {
-            Name::Meminfo(n) => ("meminfo", n, &s.meminfo),
-            Name::Vmstat(n) => ("vmstat", n, &s.vmstat),
-            _ => continue,
-        };
-        if !have.contains_key(n) {
-            let lower = n.to_lowercase();
-            let close: Vec<&str> = have
-                .keys()
-                .filter(|k| k.to_lowercase().contains(&lower) || lower.contains(&k.to_lowercase()))
-                .map(String::as_str)
-                .take(5)
-                .collect();
-            let hint =
-                if close.is_empty() { String::new() } else { format!(" (close: {})", close.join(", ")) };
-            return Err(format!("{family}.{n} is not in /proc/{family} on this kernel{hint}"));
-        }
-    }
-    Ok(())
-}
-
 /// CPUs the kernel keeps to itself: isolated and nohz_full.
 fn kernel_excluded(root: &SysRoot) -> Vec<u32> {
     ["devices/system/cpu/isolated", "devices/system/cpu/nohz_full"]
@@ -228,7 +202,9 @@ fn start(opts: Options, log: Log) -> Result<Daemon, Exit> {
     for w in &cfg.warnings {
         log.info(format!("note: {w}"));
     }
-    check_names(&cfg, &opts.root).map_err(usage)?;
+    // Every meminfo.X and vmstat.X the rules read must exist on this kernel (upstream exits
+    // at run time instead); the error gives FILE:LINE:COL and close names.
+    crate::check::check_fields(&opts.config, &cfg, &opts.root)?;
     let (instance, note) = acquire(&opts.paths).map_err(fatal)?;
     if let Some(n) = note {
         log.info(n);
@@ -371,7 +347,9 @@ impl Daemon {
     /// SIGHUP: parse the file again; a good config replaces the old one (history restarts
     /// when its depth changed, limits are enforced again); a bad one is logged and ignored.
     fn reload(&mut self) -> Result<(), Exit> {
-        let next = load(&self.opts.config).and_then(|c| check_names(&c, &self.opts.root).map(|_| c));
+        let next = load(&self.opts.config).and_then(|c| {
+            crate::check::check_fields(&self.opts.config, &c, &self.opts.root).map(|_| c).map_err(|e| e.msg)
+        });
         match next {
             Err(e) => {
                 self.log.error(format!("reload refused, keeping the running config: {e}"));

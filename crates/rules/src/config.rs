@@ -3,7 +3,7 @@
 
 mod lines;
 
-use crate::expr::{Expr, Ty};
+use crate::expr::{Expr, Site, Ty};
 use crate::names::Name;
 use crate::parser::{Env, ExprError};
 use crate::source::Source;
@@ -161,6 +161,15 @@ impl Config {
             rule.expr.collect_names(&mut map);
         }
         map
+    }
+
+    /// Every name the rules read with where it is written, by line and column, each place
+    /// once (a name inside a variable is at its place in the variable's line).
+    pub fn name_sites(&self) -> Vec<(Name, Site)> {
+        let mut all: Vec<(Name, Site)> = self.rules().iter().flat_map(|(_, r)| r.expr.sites()).collect();
+        all.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        all.dedup();
+        all
     }
 }
 

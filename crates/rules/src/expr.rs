@@ -63,14 +63,36 @@ impl BinOp {
     }
 }
 
-/// A node of the tree.
-#[derive(Debug, Clone, PartialEq)]
+/// Where a name is written: the 1-based line and column (in the line as written) of its first
+/// character. A name inside a user variable is at its place in the variable's definition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Site {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// A node of the tree. Equality ignores [`Site`]s: two trees are equal when they mean the same,
+/// wherever their names are written.
+#[derive(Debug, Clone)]
 pub(crate) enum Node {
     Num(f64),
-    Get(Name, usize),
+    /// A name, its history index `[N]` and where it is written.
+    Get(Name, usize, Site),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        match (self, other) {
+            (Node::Num(a), Node::Num(b)) => a == b,
+            (Node::Get(a, i, _), Node::Get(b, j, _)) => a == b && i == j,
+            (Node::Neg(a), Node::Neg(b)) | (Node::Not(a), Node::Not(b)) => a == b,
+            (Node::Bin(o, l, r), Node::Bin(p, m, s)) => o == p && l == m && r == s,
+            _ => false,
+        }
+    }
 }
 
 /// A parsed, type-checked expression with user variables already inlined.
@@ -114,8 +136,8 @@ impl Expr {
     fn write(&self, out: &mut String) {
         match &self.node {
             Node::Num(x) => out.push_str(&x.to_string()),
-            Node::Get(name, 0) => out.push_str(&name.to_string()),
-            Node::Get(name, back) => out.push_str(&format!("{name}[{back}]")),
+            Node::Get(name, 0, _) => out.push_str(&name.to_string()),
+            Node::Get(name, back, _) => out.push_str(&format!("{name}[{back}]")),
             Node::Neg(e) | Node::Not(e) => {
                 out.push_str(if matches!(self.node, Node::Neg(_)) { "(-" } else { "(!" });
                 e.write(out);
@@ -141,7 +163,7 @@ impl Expr {
     pub(crate) fn collect_names(&self, map: &mut BTreeMap<Name, usize>) {
         match &self.node {
             Node::Num(_) => {}
-            Node::Get(name, back) => {
+            Node::Get(name, back, _) => {
                 let deepest = map.entry(name.clone()).or_insert(*back);
                 *deepest = (*deepest).max(*back);
             }
@@ -149,6 +171,26 @@ impl Expr {
             Node::Bin(_, l, r) => {
                 l.collect_names(map);
                 r.collect_names(map);
+            }
+        }
+    }
+
+    /// Every name it reads with where it is written, left to right (a name used twice, or
+    /// through a variable used twice, appears each time).
+    pub fn sites(&self) -> Vec<(Name, Site)> {
+        let mut out = Vec::new();
+        self.collect_sites(&mut out);
+        out
+    }
+
+    fn collect_sites(&self, out: &mut Vec<(Name, Site)>) {
+        match &self.node {
+            Node::Num(_) => {}
+            Node::Get(name, _, site) => out.push((name.clone(), *site)),
+            Node::Neg(e) | Node::Not(e) => e.collect_sites(out),
+            Node::Bin(_, l, r) => {
+                l.collect_sites(out);
+                r.collect_sites(out);
             }
         }
     }
@@ -167,7 +209,7 @@ impl Expr {
     fn eval(&self, v: &dyn Values) -> Result<f64, EvalError> {
         let x = match &self.node {
             Node::Num(x) => *x,
-            Node::Get(name, back) => {
+            Node::Get(name, back, _) => {
                 v.value(name, *back).ok_or_else(|| EvalError::Missing(name.clone(), *back))?
             }
             Node::Neg(e) => -e.eval(v)?,
@@ -226,7 +268,10 @@ mod tests {
         Expr::new(Node::Num(x))
     }
     fn get(s: &str, back: usize) -> Expr {
-        Expr::new(Node::Get(Name::Scalar(s.into()), back))
+        get_at(s, back, Site::default())
+    }
+    fn get_at(s: &str, back: usize, site: Site) -> Expr {
+        Expr::new(Node::Get(Name::Scalar(s.into()), back, site))
     }
     fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
         Expr::new(Node::Bin(op, Box::new(l), Box::new(r)))
@@ -270,6 +315,17 @@ mod tests {
         let names = e.names();
         assert_eq!(names.len(), 1);
         assert_eq!(names[&Name::Scalar("time".into())], 4);
+    }
+
+    #[test]
+    fn sites_are_listed_left_to_right_and_ignored_by_equality() {
+        let at = |line, column| Site { line, column };
+        let e = bin(BinOp::Add, get_at("idle", 0, at(2, 9)), get_at("time", 1, at(1, 4)));
+        let idle = Name::Scalar("idle".into());
+        assert_eq!(e.sites(), vec![(idle, at(2, 9)), (Name::Scalar("time".into()), at(1, 4))]);
+        assert_eq!(get_at("idle", 0, at(2, 9)), get("idle", 0));
+        assert_ne!(get_at("idle", 1, at(2, 9)), get("idle", 0));
+        assert_ne!(num(1.0), Expr::new(Node::Neg(Box::new(num(1.0)))));
     }
 
     #[test]

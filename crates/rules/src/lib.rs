@@ -69,8 +69,10 @@ mod source;
 mod props;
 
 pub use config::{parse_config, parse_config_over, Config, Rule, MAX_LINE, MAX_VAR_NAME};
-pub use expr::{EvalError, Expr, Ty};
-pub use names::{is_predefined, Name, Values, CPUSTAT_NAMES, FAMILIES, MAX_HISTORY, SCALARS};
+pub use expr::{EvalError, Expr, Site, Ty};
+pub use names::{
+    close_matches, did_you_mean, is_predefined, Name, Values, CPUSTAT_NAMES, FAMILIES, MAX_HISTORY, SCALARS,
+};
 pub use parser::{MAX_DEPTH, MAX_NODES};
 
 use parser::Env;

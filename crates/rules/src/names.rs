@@ -125,7 +125,7 @@ impl Values for BTreeMap<(Name, usize), f64> {
 }
 
 /// Candidates close to `word` (same letters ignoring case, or at most two edits away), best first.
-pub(crate) fn close_matches<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub fn close_matches<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let limit = if word.chars().count() < 4 { 1 } else { 2 };
     let lower = word.to_ascii_lowercase();
     let mut found: Vec<(usize, &str)> = candidates
@@ -156,7 +156,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// " (did you mean `a` or `b`?)" or "" when nothing is close.
-pub(crate) fn did_you_mean(matches: &[String]) -> String {
+pub fn did_you_mean(matches: &[String]) -> String {
     match matches {
         [] => String::new(),
         [one] => format!(" (did you mean `{one}`?)"),

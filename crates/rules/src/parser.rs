@@ -6,7 +6,7 @@
 //! that needs no recursion), cached, and cloned into every use. So a variable's tree never
 //! depends on where it is first used, and the stack holds at most two texts being parsed.
 
-use crate::expr::{BinOp, Expr, Node, Ty};
+use crate::expr::{BinOp, Expr, Node, Site, Ty};
 use crate::lexer::{lex, Spanned, Tok};
 use crate::names::{close_matches, did_you_mean, Name, CPUSTAT_NAMES, FAMILIES, MAX_HISTORY, SCALARS};
 use crate::source::Source;
@@ -190,6 +190,11 @@ impl Parser<'_> {
 
     fn pos(&self) -> usize {
         self.toks.get(self.i).map_or(self.src.text.len(), |s| s.pos)
+    }
+
+    /// Where stripped byte `pos` of the text being parsed is written.
+    fn site(&self, pos: usize) -> Site {
+        Site { line: self.src.line, column: self.src.col(pos) }
     }
 
     fn leaf(&self, node: Node) -> Parsed {
@@ -411,7 +416,7 @@ impl Parser<'_> {
                 ));
             }
             let back = self.back(index)?;
-            return Ok(self.leaf(Node::Get(Name::Scalar(text.to_string()), back)));
+            return Ok(self.leaf(Node::Get(Name::Scalar(text.to_string()), back, self.site(pos))));
         }
         if FAMILIES.contains(&text) {
             return Err(error(pos, format!("`{text}` needs a field, as in `{text}.NAME`")));
@@ -448,7 +453,7 @@ impl Parser<'_> {
             return Err(error(field_pos, format!("unknown `cpustat.{field}`{hint}; valid names: {valid}")));
         }
         let back = self.back(index)?;
-        Ok(self.leaf(Node::Get(name, back)))
+        Ok(self.leaf(Node::Get(name, back, self.site(pos))))
     }
 
     /// Inlines variable `name`; an error inside it is tagged with this use's position.

@@ -2,7 +2,7 @@
 //! expressions parse to the intended tree; the parenthesised form re-parses to the same tree and
 //! evaluates the same; generated configs read back their values.
 
-use crate::expr::{BinOp, Expr, Node, Ty};
+use crate::expr::{BinOp, Expr, Node, Site, Ty};
 use crate::names::Name;
 use crate::source::is_space;
 use crate::{parse_config, parse_expr, ConfigError, Values};
@@ -89,7 +89,7 @@ fn fix(g: G) -> G {
 fn expected(g: &G) -> Expr {
     let node = match g {
         G::Num(x) => Node::Num(*x),
-        G::Get(n, b) => Node::Get(n.clone(), *b),
+        G::Get(n, b) => Node::Get(n.clone(), *b, Site::default()),
         G::Neg(e) => match expected(e).node {
             Node::Num(x) => Node::Num(-x),
             other => Node::Neg(Box::new(Expr::new(other))),

@@ -95,12 +95,54 @@ pub struct StoreSink<'a> {
 impl Sink for StoreSink<'_> {
     fn event(&mut self, e: &Event) -> Result<(), String> {
         if let Event::CellFinished { index, result } = e {
-            self.store
-                .insert_cell(self.run_id, *index, result)
-                .map_err(|err| format!("cannot store cell {}: {err}", result.spec.label()))?;
+            if let Err(err) = self.store.insert_cell(self.run_id, *index, result) {
+                let kept = match spill_cell(Path::new(self.store.path()), self.run_id, *index, result) {
+                    Ok(file) => format!(
+                        "the measured cell is kept in {}; load it with `racehorse import {}` once the store can \
+                         be written",
+                        file.display(),
+                        file.display()
+                    ),
+                    Err(why) => format!("and it could not be kept anywhere else either: {why}"),
+                };
+                return Err(format!("cannot store cell {}: {err}; {kept}", result.spec.label()));
+            }
         }
         Ok(())
     }
+}
+
+/// The `format` of a cell kept outside the store (see docs/formats.md).
+pub const SPILL_FORMAT: &str = "racehorse-cell";
+
+/// Writes a cell the store refused as JSON, beside the store, else in the temporary
+/// directory: the first place that takes it. Returns the file.
+pub fn spill_cell(
+    store: &Path,
+    run_id: i64,
+    idx: usize,
+    cell: &racehorse_core::CellResult,
+) -> Result<PathBuf, String> {
+    let doc = serde_json::json!({
+        "format": SPILL_FORMAT,
+        "version": 1,
+        "store": store.display().to_string(),
+        "run_id": run_id,
+        "idx": idx,
+        "cell": cell,
+    });
+    let name = format!("run{run_id}-cell{idx}-{}.json", std::process::id());
+    let beside = PathBuf::from(format!("{}.spill", store.display()));
+    let mut why = Vec::new();
+    for dir in [beside, std::env::temp_dir().join("racehorse-spill")] {
+        let file = dir.join(&name);
+        let wrote = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, doc.to_string()));
+        match wrote {
+            Ok(()) => return Ok(file),
+            Err(e) => why.push(format!("{}: {e}", file.display())),
+        }
+    }
+    Err(why.join("; "))
 }
 
 /// The store first, then the caller's sinks (progress, JSON lines).
@@ -142,10 +184,21 @@ fn stopped(signals: &StopSignals) -> RunError {
     RunError::Stopped { signal: signals.signal().unwrap_or(libc::SIGINT), code: signals.exit_code() }
 }
 
-/// Checks that a directory exists (creating it) and is writable.
+/// Checks that a directory exists and is writable. A missing directory is made only when its
+/// parent exists: a mistyped path is not created as a tree (racehorse often runs as root).
 pub fn check_dir(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("target directory {}: {e}; choose another with --dir", dir.display()))?;
+    if !dir.is_dir() {
+        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(format!(
+                "target directory {} does not exist, nor does {}; create it first or choose another with --dir",
+                dir.display(),
+                parent.display()
+            ));
+        }
+        std::fs::create_dir(dir)
+            .map_err(|e| format!("target directory {}: {e}; choose another with --dir", dir.display()))?;
+    }
     let probe = dir.join(format!(".racehorse-probe-{}", std::process::id()));
     std::fs::write(&probe, b"x").map_err(|e| {
         format!("target directory {} is not writable: {e}; choose another with --dir", dir.display())
@@ -290,9 +343,15 @@ pub fn run(
             bad.join("; ")
         ))
     })?;
+    // The cell's own error first: it says what was lost and where it was kept.
+    let outcome = outcome.map_err(|e| {
+        let unfinished = finished.as_ref().err().map(|f| format!("; marking the run finished: {f}"));
+        RunError::Store(format!(
+            "run {run_id} stopped: {e} (earlier cells are stored){}",
+            unfinished.unwrap_or_default()
+        ))
+    })?;
     finished.map_err(|e| RunError::Store(format!("marking the run finished: {e}")))?;
-    let outcome = outcome
-        .map_err(|e| RunError::Store(format!("run {run_id} stopped: {e} (finished cells are stored)")))?;
     let exit_code = match status {
         RunStatus::Complete => 0,
         RunStatus::Interrupted => signals.exit_code(),

@@ -163,3 +163,57 @@ fn a_variant_the_machine_refuses_is_a_usage_error_before_any_cell() {
     assert_eq!(e.exit_code(), 2, "{e}");
     assert!(e.to_string().contains("variant 'bad'"), "{e}");
 }
+
+/// Issue 23, case 6: `run … --dir /nonexistent/dir` created the directory tree as root.
+#[test]
+fn a_target_directory_is_made_only_under_an_existing_parent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let deep = tmp.path().join("no/such/dir");
+    let e = check_dir(&deep).unwrap_err();
+    assert!(e.contains("does not exist") && e.contains("--dir"), "{e}");
+    assert!(!tmp.path().join("no").exists(), "nothing created");
+    let leaf = tmp.path().join("leaf");
+    check_dir(&leaf).unwrap();
+    assert!(leaf.is_dir());
+}
+
+/// Issue 23, case 2: with the store's disk full, the measured cell was lost and only
+/// "marking the run finished" was printed.
+#[test]
+fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
+    let b = Bench::new();
+    let run_id = b
+        .store
+        .create_run(&racehorse_store::NewRun {
+            label: "t".into(),
+            host: "h".into(),
+            command: "c".into(),
+            suite_json: "{}".into(),
+            env_json: "{}".into(),
+            exclusivity_json: "{}".into(),
+            racehorse_version: "t".into(),
+            cpu_method: "none".into(),
+        })
+        .unwrap();
+    let path = PathBuf::from(b.store.path());
+    let read_only = Store::open_read_only(&path).unwrap();
+    let spec = racehorse_core::CellSpec {
+        workload: "null".into(),
+        params: racehorse_core::Params::new(),
+        variant: "default".into(),
+        rep: 1,
+    };
+    let cell = racehorse_core::CellResult::empty(spec, racehorse_core::WorkUnit::Ops);
+    let mut sink = StoreSink { store: &read_only, run_id };
+    let e = sink.event(&Event::CellFinished { index: 3, result: Box::new(cell.clone()) }).unwrap_err();
+    assert!(e.contains("cannot store cell null") && e.contains("racehorse import"), "{e}");
+    let file = PathBuf::from(format!("{}.spill", path.display()))
+        .join(format!("run{run_id}-cell3-{}.json", std::process::id()));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        (doc["format"].as_str(), doc["run_id"].as_i64(), doc["idx"].as_u64()),
+        (Some(SPILL_FORMAT), Some(run_id), Some(3))
+    );
+    let back: racehorse_core::CellResult = serde_json::from_value(doc["cell"].clone()).unwrap();
+    assert_eq!(back, cell);
+}

@@ -12,6 +12,10 @@ pub enum StoreError {
     #[error("cannot create the store directory {path}: {source}; choose another place with --db")]
     CreateDir { path: PathBuf, source: std::io::Error },
 
+    /// The path given for the store is not a database file that can be read.
+    #[error("{path}: {why}; choose the store with --db")]
+    NotAStore { path: PathBuf, why: String },
+
     /// SQLite could not open or configure the database file.
     #[error("cannot open the store {path}: {source}")]
     Open { path: String, source: rusqlite::Error },

@@ -126,10 +126,22 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// An existing path that is not a regular file (a device such as /dev/null, a directory)
+/// is not a store: SQLite would create `PATH-journal` beside it.
+fn check_regular(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            Err(StoreError::NotAStore { path: path.to_path_buf(), why: "not a regular file".into() })
+        }
+        _ => Ok(()),
+    }
+}
+
 impl Store {
     /// Opens (creating if needed, with parent directories) the database at `path` and
     /// brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
+        check_regular(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
@@ -138,6 +150,50 @@ impl Store {
         let conn =
             Connection::open(path).map_err(|source| StoreError::Open { path: shown.clone(), source })?;
         Self::init(conn, shown)
+    }
+
+    /// Opens an existing database for reading only: nothing is created, migrated or written
+    /// in place, so a store on read-only media, or one that belongs to another user, can be
+    /// listed, shown, exported and compared. A store at an older schema version is copied
+    /// into memory and brought up to date there.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        check_regular(path)?;
+        if !path.exists() {
+            let why = "no store here (nothing was run with this --db yet)".into();
+            return Err(StoreError::NotAStore { path: path.to_path_buf(), why });
+        }
+        let shown = path.display().to_string();
+        let open_err = |source| StoreError::Open { path: shown.clone(), source };
+        let ro = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // Without a write-ahead log beside it no writer is active: read the file as immutable,
+        // which makes no -wal or -shm file (read-only media, another user's store). With one,
+        // read it as a reader among writers, and as immutable if even that is impossible.
+        let wal = PathBuf::from(format!("{}-wal", path.display()));
+        let immutable = || {
+            let uri = format!("file:{}?immutable=1", path.display());
+            Connection::open_with_flags(uri, ro | rusqlite::OpenFlags::SQLITE_OPEN_URI)
+        };
+        let shared = || -> rusqlite::Result<Connection> {
+            let c = Connection::open_with_flags(path, ro)?;
+            c.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))?;
+            Ok(c)
+        };
+        let conn = match wal.exists() {
+            true => shared().or_else(|_| immutable()),
+            false => immutable(),
+        }
+        .map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(open_err)?;
+        if schema::user_version(&conn)? == schema::SCHEMA_VERSION {
+            return Ok(Store { conn, path: shown });
+        }
+        let mut mem = Connection::open_in_memory().map_err(open_err)?;
+        {
+            let backup = rusqlite::backup::Backup::new(&conn, &mut mem).map_err(open_err)?;
+            backup.run_to_completion(256, Duration::ZERO, None).map_err(open_err)?;
+        }
+        schema::migrate(&mut mem, &shown)?;
+        Ok(Store { conn: mem, path: shown })
     }
 
     /// A private, empty database in memory (tests, dry runs).

@@ -119,3 +119,58 @@ fn process_liveness() {
     assert!(!process_alive(999_999_999));
     assert!(!process_alive(0));
 }
+
+/// Issue 23, case 4: a store on read-only media could not be listed, shown or exported.
+#[test]
+fn a_read_only_store_is_read_without_writing_anything() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rh.db");
+    {
+        let store = Store::open(&path).unwrap();
+        let id = store.create_run(&crate::testutil::new_run("ro")).unwrap();
+        store.finish_run(id, racehorse_core::RunStatus::Complete).unwrap();
+    }
+    let before: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let store = Store::open_read_only(&path);
+    let runs = store.as_ref().map(|s| s.list_runs().unwrap().len());
+    let after: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(runs.unwrap(), 1);
+    assert_eq!(before.len(), after.len(), "no journal or shm file made: {after:?}");
+}
+
+/// Issue 23, case 6: `--db /dev/null list` created /dev/null-journal.
+#[test]
+fn a_device_or_directory_is_not_a_store() {
+    for path in ["/dev/null", "/tmp"] {
+        let e = Store::open(std::path::Path::new(path)).err().expect("refused").to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = Store::open_read_only(std::path::Path::new(path)).err().expect("refused").to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+    assert!(!std::path::Path::new("/dev/null-journal").exists());
+    let missing = Store::open_read_only(std::path::Path::new("/nonexistent/rh.db")).err().expect("refused");
+    assert!(missing.to_string().contains("nothing was run"), "{missing}");
+}
+
+#[test]
+fn an_older_schema_is_read_through_a_copy_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        let store = Store::open(&path).unwrap();
+        store.create_run(&crate::testutil::new_run("old")).unwrap();
+        store.conn.pragma_update(None, "user_version", 3).unwrap();
+        for col in ["outside_cpu_s", "kthread_cpu_s", "own_cpu_s", "noisy", "below_resolution_json"] {
+            store.conn.execute_batch(&format!("ALTER TABLE cells DROP COLUMN {col};")).unwrap();
+        }
+    }
+    let store = Store::open_read_only(&path).unwrap();
+    assert_eq!(store.list_runs().unwrap().len(), 1);
+    assert!(store.run_cells(1).unwrap().is_empty());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(schema::user_version(&conn).unwrap(), 3, "the file is not migrated");
+}

@@ -1,9 +1,10 @@
 //! The peer of the `net` engine: accepts benchmark connections and serves them, one thread per
-//! connection (as uperf's slave does), within limits: a bounded number of connections, at
-//! most 256 KiB of buffer per connection, a deadline for the hello and for every read or
-//! write (for rr, a deadline per transaction that the accept thread keeps, so that waiting
-//! for a request arms no kernel timer). Garbage, a wrong token or a slow client costs one
-//! connection, never the peer.
+//! connection (as uperf's slave does), within limits: a bounded number of served connections,
+//! a separate small budget for connections still owing their hello (so that idle strangers
+//! cannot keep a token holder out), at most 256 KiB of buffer per connection, a deadline for
+//! the hello and for every read or write (for rr, a deadline per transaction that the accept
+//! thread keeps, so that waiting for a request arms no kernel timer). Garbage, a wrong token
+//! or a slow client costs one connection, never the peer.
 //!
 //! The same peer runs inside racehorse (the default loopback case, started and stopped
 //! around each cell) and as `racehorse serve` on another host. Its threads' CPU time can be
@@ -29,7 +30,10 @@ pub const CHUNK_BYTES: usize = 256 << 10;
 pub struct PeerConfig {
     /// The token clients must present; None accepts any (loopback only).
     pub token: Option<Vec<u8>>,
+    /// Connections served at once (those whose hello and token were accepted).
     pub max_connections: usize,
+    /// Connections waiting for their hello at once; a new one beyond this drops the oldest.
+    pub max_awaiting_hello: usize,
     /// Time a client has to send its hello.
     pub hello_timeout: Duration,
     /// Longest wait for any read or write once serving.
@@ -44,6 +48,7 @@ impl Default for PeerConfig {
         PeerConfig {
             token: None,
             max_connections: 1024,
+            max_awaiting_hello: 64,
             hello_timeout: Duration::from_secs(5),
             exchange_timeout: Duration::from_secs(30),
             sndbuf_bytes: 0,
@@ -63,8 +68,20 @@ pub struct PeerCounts {
     pub busy: u64,
 }
 
+/// Where a thread stands, for the two limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Counts against neither limit: the accept thread, or a connection cut and ending.
+    Uncounted,
+    /// Accepted, hello not yet accepted: counts against `max_awaiting_hello`.
+    AwaitingHello,
+    /// Hello and token accepted: counts against `max_connections`.
+    Served,
+}
+
 struct Entry {
     fd: Option<RawFd>,
+    stage: Stage,
     clock: Option<ThreadClock>,
     /// Transactions served, for rr connections (which wait without socket timeouts; the
     /// accept thread cuts one whose count stands still for the exchange timeout).
@@ -95,10 +112,26 @@ impl Shared {
         self.threads.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Registers the calling thread; `fd` is shut down by [`Peer::stop`].
+    /// Registers the calling thread (keeping the entry [`admit`] made for a connection);
+    /// `fd` is shut down by [`Peer::stop`].
     fn enter(&self, id: u64, fd: Option<RawFd>) {
         let mut t = self.lock();
-        t.live.insert(id, Entry { fd, clock: thread_clock(), progress: None });
+        let e =
+            t.live.entry(id).or_insert(Entry { fd, stage: Stage::Uncounted, clock: None, progress: None });
+        e.clock = thread_clock();
+    }
+
+    /// Moves a connection whose hello was accepted to the served ones, if fewer than
+    /// `max_connections` are. Returns its stage: Served, AwaitingHello (the peer is full) or
+    /// Uncounted (it was cut meanwhile).
+    fn promote(&self, id: u64) -> Stage {
+        let mut t = self.lock();
+        let served = t.live.values().filter(|e| e.stage == Stage::Served).count();
+        let Some(e) = t.live.get_mut(&id) else { return Stage::Uncounted };
+        if e.stage == Stage::AwaitingHello && served < self.cfg.max_connections {
+            e.stage = Stage::Served;
+        }
+        e.stage
     }
 
     /// Marks the calling rr connection as watched through `progress`.
@@ -265,24 +298,19 @@ fn accept_loop(sh: &Arc<Shared>, listener: TcpListener) {
     sh.leave(me);
 }
 
-/// Starts a thread for a new connection, or turns it away when the peer is full.
+/// Starts a thread for a new connection. Whether it is served is decided after its hello
+/// ([`Shared::promote`]), so connections that never say one take no served slot; when
+/// `max_awaiting_hello` already wait, the oldest of them is dropped to make room.
 fn admit(sh: &Arc<Shared>, mut stream: TcpStream) {
     sh.accepted.fetch_add(1, Ordering::Relaxed);
     let _ = stream.set_nonblocking(false);
     let id = {
         let mut t = sh.lock();
-        // The accept thread has an entry too.
-        if t.live.len() > sh.cfg.max_connections {
-            drop(t);
-            sh.busy.fetch_add(1, Ordering::Relaxed);
-            let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
-            let reason = format!("the peer serves at most {} connections", sh.cfg.max_connections);
-            let _ = write_reply(&mut stream, Status::Busy, &reason);
-            return;
-        }
+        make_room_for_hello(&mut t, sh.cfg.max_awaiting_hello.max(1));
         t.next_id += 1;
         let id = t.next_id;
-        t.live.insert(id, Entry { fd: Some(stream.as_raw_fd()), clock: None, progress: None });
+        let fd = Some(stream.as_raw_fd());
+        t.live.insert(id, Entry { fd, stage: Stage::AwaitingHello, clock: None, progress: None });
         id
     };
     let sh2 = sh.clone();
@@ -295,6 +323,26 @@ fn admit(sh: &Arc<Shared>, mut stream: TcpStream) {
         });
     if spawned.is_err() {
         sh.lock().live.remove(&id);
+    }
+}
+
+/// Cuts the oldest connections awaiting their hello until fewer than `budget` wait. Ids grow
+/// with each accept, so the smallest is the oldest; a cut one's thread ends at once.
+fn make_room_for_hello(t: &mut Threads, budget: usize) {
+    let mut waiting: Vec<u64> =
+        t.live.iter().filter(|(_, e)| e.stage == Stage::AwaitingHello).map(|(id, _)| *id).collect();
+    if waiting.len() < budget {
+        return;
+    }
+    waiting.sort_unstable();
+    for id in &waiting[..=waiting.len() - budget] {
+        let Some(e) = t.live.get_mut(id) else { continue };
+        e.stage = Stage::Uncounted;
+        if let Some(fd) = e.fd {
+            // SAFETY: the fd is open: its thread removes the entry (under the lock the caller
+            // holds) before closing it.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        }
     }
 }
 
@@ -325,6 +373,16 @@ fn serve(sh: &Shared, id: u64, stream: &mut TcpStream) {
             let _ = write_reply(stream, Status::BadToken, "wrong token (see --token / RACEHORSE_TOKEN)");
             return;
         }
+    }
+    match sh.promote(id) {
+        Stage::Served => {}
+        Stage::AwaitingHello => {
+            sh.busy.fetch_add(1, Ordering::Relaxed);
+            let reason = format!("the peer serves at most {} connections", cfg.max_connections);
+            let _ = write_reply(stream, Status::Busy, &reason);
+            return;
+        }
+        Stage::Uncounted => return,
     }
     let _ = stream.set_nodelay(true);
     if write_reply(stream, Status::Ok, "").is_err()

@@ -1,5 +1,6 @@
 //! Tests of the peer: it serves exact sizes, refuses garbage, huge sizes, wrong tokens and
-//! surplus connections, drops slow clients, and keeps serving everyone else meanwhile.
+//! surplus connections, drops slow clients, and keeps serving everyone else meanwhile (idle
+//! connections that never say hello included).
 
 use super::*;
 use crate::net::protocol::{read_reply, Hello, Mode, Status};
@@ -234,4 +235,25 @@ fn a_small_fixed_receive_buffer_does_not_stall_the_low_water_mark() {
         took < Duration::from_millis(1500),
         "6 MB took {took:?}: the peer's reads waited for their timeout"
     );
+}
+
+#[test]
+fn issue_23_idle_connections_cannot_keep_a_token_holder_out() {
+    // More silent connections than the peer lets wait for a hello (64), and than it serves
+    // (4), with the real 5 s hello timeout: the token holder must be served at once anyway.
+    let peer = start_with(PeerConfig { hello_timeout: Duration::from_secs(5), ..config(Some("tok"), 4) });
+    let mut idle: Vec<TcpStream> = (0..70).map(|_| TcpStream::connect(peer.addr()).unwrap()).collect();
+    let limit = Instant::now() + Duration::from_secs(2);
+    while peer.counts().accepted < 70 && Instant::now() < limit {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(peer.counts().accepted, 70, "the peer accepted every idle connection");
+    let t0 = Instant::now();
+    good_exchanges(&peer, "tok", 10);
+    assert!(t0.elapsed() < Duration::from_secs(1), "served after {:?}", t0.elapsed());
+    assert_eq!(peer.counts().served, 1);
+    // The oldest idle connection was dropped to make room, well before its hello timeout.
+    idle[0].set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    assert!(closed(&mut idle[0]), "the oldest idle connection was dropped");
+    assert!(peer.live_connections() <= 64 + 1, "{} connections live", peer.live_connections());
 }

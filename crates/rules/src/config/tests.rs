@@ -356,3 +356,20 @@ fn a_variable_parses_the_same_wherever_it_is_first_used() {
         assert_eq!(parse_expr(&hotplug.text, &cfg.vars).unwrap(), hotplug.expr);
     }
 }
+
+#[test]
+fn name_sites_give_the_line_and_column_as_written() {
+    let text = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG = \"idle <  meminfo.MemFre\"\n\
+                HOTUNPLUG=\"low | low\"\nlow = \" vmstat.pgpgin[2] > 1\"";
+    let sites = ok(text).name_sites();
+    let at = |line, column| crate::Site { line, column };
+    assert_eq!(
+        sites,
+        vec![
+            (Name::Scalar("idle".into()), at(4, 12)),
+            (Name::Meminfo("MemFre".into()), at(4, 20)),
+            (Name::Vmstat("pgpgin".into()), at(6, 9)),
+        ],
+        "a name inside a variable is at the variable's line, and listed once"
+    );
+}
