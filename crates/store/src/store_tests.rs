@@ -146,13 +146,15 @@ fn a_read_only_store_is_read_without_writing_anything() {
 #[test]
 fn a_device_or_directory_is_not_a_store() {
     for path in ["/dev/null", "/tmp"] {
-        let e = Store::open(std::path::Path::new(path)).err().expect("refused").to_string();
+        let e = Store::open(std::path::Path::new(path)).map(|_| ()).expect_err("refused").to_string();
         assert!(e.contains("not a regular file"), "{e}");
-        let e = Store::open_read_only(std::path::Path::new(path)).err().expect("refused").to_string();
+        let e =
+            Store::open_read_only(std::path::Path::new(path)).map(|_| ()).expect_err("refused").to_string();
         assert!(e.contains("not a regular file"), "{e}");
     }
     assert!(!std::path::Path::new("/dev/null-journal").exists());
-    let missing = Store::open_read_only(std::path::Path::new("/nonexistent/rh.db")).err().expect("refused");
+    let missing =
+        Store::open_read_only(std::path::Path::new("/nonexistent/rh.db")).map(|_| ()).expect_err("refused");
     assert!(missing.to_string().contains("nothing was run"), "{missing}");
 }
 
