@@ -184,16 +184,25 @@ impl Store {
         }
         .map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(open_err)?;
-        if schema::user_version(&conn)? == schema::SCHEMA_VERSION {
-            return Ok(Store { conn, path: shown });
-        }
-        let mut mem = Connection::open_in_memory().map_err(open_err)?;
-        {
-            let backup = rusqlite::backup::Backup::new(&conn, &mut mem).map_err(open_err)?;
-            backup.run_to_completion(256, Duration::ZERO, None).map_err(open_err)?;
-        }
-        schema::migrate(&mut mem, &shown)?;
-        Ok(Store { conn: mem, path: shown })
+        let store = if schema::user_version(&conn)? == schema::SCHEMA_VERSION {
+            // Runs are read through a private copy in memory (TEMP shadows the file's table), so
+            // that runs whose process is gone read as interrupted without writing the file.
+            conn.execute_batch(
+                "PRAGMA temp_store = MEMORY; CREATE TEMP TABLE runs AS SELECT * FROM main.runs;",
+            )
+            .map_err(open_err)?;
+            Store { conn, path: shown }
+        } else {
+            let mut mem = Connection::open_in_memory().map_err(open_err)?;
+            {
+                let backup = rusqlite::backup::Backup::new(&conn, &mut mem).map_err(open_err)?;
+                backup.run_to_completion(256, Duration::ZERO, None).map_err(open_err)?;
+            }
+            schema::migrate(&mut mem, &shown)?;
+            Store { conn: mem, path: shown }
+        };
+        store.mark_abandoned_runs()?;
+        Ok(store)
     }
 
     /// A private, empty database in memory (tests, dry runs).

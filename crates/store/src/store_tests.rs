@@ -136,9 +136,11 @@ fn a_read_only_store_is_read_without_writing_anything() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
     let store = Store::open_read_only(&path);
     let runs = store.as_ref().map(|s| s.list_runs().unwrap().len());
+    let status = store.as_ref().map(|s| s.list_runs().unwrap()[0].status);
     let after: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(runs.unwrap(), 1);
+    assert_eq!(status.unwrap(), racehorse_core::RunStatus::Complete);
     assert_eq!(before.len(), after.len(), "no journal or shm file made: {after:?}");
 }
 
@@ -175,4 +177,24 @@ fn an_older_schema_is_read_through_a_copy_in_memory() {
     assert!(store.run_cells(1).unwrap().is_empty());
     let conn = rusqlite::Connection::open(&path).unwrap();
     assert_eq!(schema::user_version(&conn).unwrap(), 3, "the file is not migrated");
+}
+
+/// A run whose process is gone reads as interrupted through a read-only store too, and the
+/// file is not changed.
+#[test]
+fn a_read_only_store_shows_abandoned_runs_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rh.db");
+    {
+        let store = Store::open(&path).unwrap();
+        store.create_run(&crate::testutil::new_run("gone")).unwrap();
+        store.conn.execute("UPDATE runs SET pid = 0", []).unwrap();
+    }
+    let ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(ro.list_runs().unwrap()[0].status, racehorse_core::RunStatus::Interrupted);
+    assert_eq!(ro.resolve_run("gone").unwrap().status, racehorse_core::RunStatus::Interrupted);
+    drop(ro);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let status: String = conn.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
+    assert_eq!(status, "running", "the file is untouched");
 }
