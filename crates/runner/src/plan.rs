@@ -121,7 +121,7 @@ fn expand_variant(
     default_cpus: u32,
     out: &mut Vec<PlannedCell>,
 ) -> Result<(), SuiteError> {
-    for w in &suite.workloads {
+    for (wi, w) in suite.workloads.iter().enumerate() {
         let listed = match &w.variants {
             None => true,
             Some(names) => names.contains(&v.name),
@@ -131,9 +131,11 @@ fn expand_variant(
         }
         let axis = cpus_axis(suite, w, default_cpus);
         if let Some(&bad) = axis.iter().chain(variant_cpus(v).as_ref()).find(|&&c| c > max_cpus) {
-            return Err(SuiteError::usage(format!(
-                "cpus = {bad} but this machine has {max_cpus} CPUs; use 1..{max_cpus}"
-            )));
+            let key = if w.cpus.is_some() { format!("workload.{wi}") } else { "cpus".to_string() };
+            return Err(SuiteError::with_origin(
+                suite.origins.get(&key),
+                format!("cpus = {bad} but this machine has {max_cpus} CPUs; use 1..{max_cpus}"),
+            ));
         }
         if let Some(&bad) = v.cpu_list.iter().flatten().find(|&&c| c >= max_cpus) {
             return Err(SuiteError::usage(format!(
@@ -198,6 +200,18 @@ pub fn round_seed(suite: &Suite, round: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 23, case 5: `cpus = [99]` in a suite gave no file:line:col.
+    #[test]
+    fn too_many_cpus_are_reported_where_the_suite_asks_for_them() {
+        let s = Suite::parse("s.toml", "reps = 1\ncpus = [1, 99]\n[[workload]]\nengine = \"null\"\n").unwrap();
+        let e = Plan::expand(&s, 2, 2).unwrap_err().to_string();
+        assert!(e.starts_with("s.toml:2:") && e.contains("cpus = 99"), "{e}");
+        let w = Suite::parse("w.toml", "[[workload]]\nengine = \"null\"\n\n[[workload]]\nengine = \"null\"\ncpus = 7\n")
+            .unwrap();
+        let e = Plan::expand(&w, 2, 2).unwrap_err().to_string();
+        assert!(e.starts_with("w.toml:4:") && e.contains("cpus = 7"), "{e}");
+    }
 
     fn suite() -> Suite {
         Suite::parse(

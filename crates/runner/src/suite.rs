@@ -24,6 +24,10 @@ impl SuiteError {
     pub fn usage(msg: impl Into<String>) -> Self {
         SuiteError { origin: String::new(), msg: msg.into() }
     }
+    /// An error at a place recorded in [`Suite::origins`] ("" when unknown).
+    pub fn with_origin(origin: Option<&String>, msg: impl Into<String>) -> Self {
+        SuiteError { origin: origin.cloned().unwrap_or_default(), msg: msg.into() }
+    }
     fn at(file: &str, text: &str, offset: usize, msg: impl Into<String>) -> Self {
         let (line, col) = line_col(text, offset);
         SuiteError { origin: format!("{file}:{line}:{col}: "), msg: msg.into() }
@@ -77,6 +81,9 @@ pub struct Suite {
     pub order: Order,
     /// Seed of the random order; None = chosen when the plan is made (and recorded).
     pub seed: Option<u64>,
+    /// Where the suite's own `cpus` and each `[[workload]]` stand in its file
+    /// ("file:line:col: "; keys `cpus` and `workload.N`), for errors found when planning.
+    pub origins: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for Suite {
@@ -95,6 +102,7 @@ impl Default for Suite {
             variants: Vec::new(),
             order: Order::default(),
             seed: None,
+            origins: Default::default(),
         }
     }
 }
@@ -312,6 +320,7 @@ impl Suite {
         }
         if let Some(v) = raw.cpus {
             suite.cpus = cpus_value(v.get_ref()).map_err(|e| at(v.span().start, e))?;
+            suite.origins.insert("cpus".into(), at(v.span().start, String::new()).origin);
         }
         suite.dir = raw.dir.map(PathBuf::from);
         suite.drop_caches = raw.drop_caches.unwrap_or(true);
@@ -320,8 +329,9 @@ impl Suite {
                 mem_limit_value(v.get_ref()).map_err(|e| at(v.span().start, format!("mem_limit: {e}")))?,
             );
         }
-        for w in &raw.workload {
+        for (i, w) in raw.workload.iter().enumerate() {
             suite.workloads.push(workload_from_table(w.get_ref()).map_err(|e| at(w.span().start, e))?);
+            suite.origins.insert(format!("workload.{i}"), at(w.span().start, String::new()).origin);
         }
         if suite.workloads.is_empty() {
             return Err(at(0, format!("the suite has no [[workload]]; add one, e.g. [[workload]] engine = \"fileserver\" (valid: {})", engine_names())));
@@ -484,6 +494,34 @@ sysctl = { "vm.swappiness" = 10 }
         ) {
             let text = format!("[[workload]]\nengine = \"null\"\n{key} = {val}\n");
             let _ = Suite::parse("f.toml", &text);
+        }
+    }
+
+    /// Issue 23: every numeric and duration field of a suite, at the top level and in a
+    /// workload, at its extremes: a located error or a plan, never a panic.
+    #[test]
+    fn numeric_and_duration_fields_at_their_extremes_never_panic() {
+        let keys = ["runtime", "warmup", "reps", "cpus", "max_reps", "target_ci_pct", "mem_limit", "seed"];
+        let values = [
+            "0", "-1", "1", "9223372036854775807", "-9223372036854775808", "1e300", "-1e300", "inf", "-inf",
+            "nan", "0.0", "1e-300", "\"99999999999999999h\"", "\"1e400s\"", "\"\"", "\"0s\"", "\"auto\"",
+            "[9223372036854775807]", "[]", "\"18446744073709551615\"",
+        ];
+        for key in keys {
+            for val in values {
+                let top = format!("{key} = {val}\n[[workload]]\nengine = \"null\"\n");
+                let inner = format!("[[workload]]\nengine = \"null\"\n{key} = {val}\nrate = {val}\nclients = {val}\n");
+                for text in [top, inner] {
+                    match Suite::parse("x.toml", &text) {
+                        Ok(suite) => {
+                            if let Ok(plan) = crate::plan::Plan::expand(&suite, 2, 2) {
+                                let _ = plan.eta();
+                            }
+                        }
+                        Err(e) => assert!(e.to_string().starts_with("x.toml:"), "{text}: {e}"),
+                    }
+                }
+            }
         }
     }
 

@@ -241,6 +241,11 @@ impl Builder {
             self.lf.ops.truncate(start);
             return Ok(());
         }
+        if body == 0 {
+            // Nothing to repeat: without this, `LOOP 99999999999` around an empty body spun
+            // through 10^11 empty copies (found by the loadfile fuzz target).
+            return Ok(());
+        }
         let total = (body as u64).saturating_mul(count);
         if start as u64 + total > MAX_OPS as u64 {
             return Err(format!("LOOP {count} (line {line}) expands to more than {MAX_OPS} ops"));
@@ -463,6 +468,21 @@ mod tests {
         assert!(matches!(find.kind, OpKind::FindFirst { maxcnt: 1366, wildcard: true, .. }));
         assert_eq!(lf.ops.last().unwrap().kind.name(), "Deltree");
         assert!(lf.max_open >= 1);
+    }
+
+    #[test]
+    /// Regression (fuzz target `loadfile`, a 5 s timeout): nested loops with huge counts
+    /// around nothing hung the parser.
+    #[test]
+    fn a_huge_loop_around_nothing_ends_at_once() {
+        let t = std::time::Instant::now();
+        let e = parse("LOOP 99999999999\nLOOP 999\nENDLOOP\nENDLOOP\nLOOP 0X77\nENDLOOP\n").unwrap_err();
+        assert!(e.message.contains("no operations"), "{e:?}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1), "{:?}", t.elapsed());
+        let fuzzed = include_bytes!("../../fixtures/fileserver/fuzz-timeout-empty-loops.bin");
+        let t = std::time::Instant::now();
+        let _ = parse(&String::from_utf8_lossy(fuzzed));
+        assert!(t.elapsed() < std::time::Duration::from_secs(1), "{:?}", t.elapsed());
     }
 
     #[test]
