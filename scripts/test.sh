@@ -39,6 +39,9 @@ if [ -n "$(cat /sys/devices/system/cpu/offline 2>/dev/null)" ]; then
   echo "FAIL: CPUs left offline: $(cat /sys/devices/system/cpu/offline)" >&2
   exit 1
 fi
+# Every fuzz target for a short while (nightly and cargo-fuzz; scripts/fuzz.sh installs
+# cargo-fuzz from crates.io when missing). A crash fails the run; its input is in fuzz/artifacts.
+bash scripts/fuzz.sh 15 2
 # One plain closing line over every test binary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed;?$/) p += $(i-1); if ($i ~ /^failed;?$/) f += $(i-1); if ($i ~ /^ignored;?$/) s += $(i-1) } }
      END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' /tmp/racehorse-test.log

@@ -3,6 +3,7 @@
 //! Nothing here does I/O; the types are plain data so that the runner, the store and the
 //! renderers agree on what a measurement is.
 
+pub mod environment;
 pub mod event;
 pub mod histogram;
 pub mod params;
@@ -11,6 +12,7 @@ pub mod quality;
 pub mod result;
 pub mod units;
 
+pub use environment::Environment;
 pub use event::Event;
 pub use histogram::LatencyHistogram;
 pub use params::{CellSpec, Params, Value};

@@ -1,86 +1,15 @@
-//! Environment capture: kernel, distro, CPUs, caches, memory, virtualization, target filesystems,
-//! VM tunables, THP, governor and cgroup limits; flattened to stable keys for compare.
+//! Environment capture: reads kernel, distro, CPUs, caches, memory, virtualization, target
+//! filesystems, VM tunables, THP, governor and cgroup limits into the plain
+//! [`Environment`] type of racehorse-core.
 
 use crate::cpuctl::parse_cpu_list;
 use crate::envprobe;
 use crate::meminfo::read_meminfo;
 use crate::mounts::read_mounts;
 use crate::root::{bracketed, read_num, read_trim, SysRoot};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// One CPU cache (from cpu0's cache/index* directories).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
-pub struct CacheInfo {
-    pub level: u32,
-    /// "Data", "Instruction" or "Unified".
-    pub kind: String,
-    pub size_bytes: u64,
-    pub shared_cpu_list: String,
-}
-
-/// Where a target directory lives. Fields are None when unknown (e.g. overlay or tmpfs have no disk).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
-pub struct TargetInfo {
-    pub path: String,
-    pub fstype: Option<String>,
-    /// Device as in the mount table ("/dev/vda1", "overlay").
-    pub device: Option<String>,
-    pub mount_point: Option<String>,
-    pub mount_options: Option<String>,
-    /// The whole disk in sys/block whose queue settings follow ("vda" for /dev/vda1).
-    pub disk: Option<String>,
-    /// The active I/O scheduler (the [bracketed] one).
-    pub scheduler: Option<String>,
-    pub read_ahead_kb: Option<u64>,
-    pub rotational: Option<bool>,
-}
-
-/// The process's own cgroup and its limits.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
-pub struct CgroupInfo {
-    /// 1 when the memory controller is on a v1 hierarchy, else 2.
-    pub version: u32,
-    pub path: String,
-    /// None when unlimited or unknown.
-    pub memory_max_bytes: Option<u64>,
-    /// cgroup v2 `cpu.max` format: "max 100000" or "QUOTA PERIOD" (v1 quota/period converted).
-    pub cpu_max: Option<String>,
-}
-
-/// What the machine looked like for a run. Missing information is "unknown" or None.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
-pub struct Environment {
-    pub hostname: String,
-    pub kernel_release: String,
-    pub kernel_version: String,
-    /// PRETTY_NAME of etc/os-release.
-    pub distro: String,
-    pub cpu_model: String,
-    pub cpus_online: u32,
-    pub cpus_possible: u32,
-    /// Kernel CPU list of online CPUs, e.g. "0-1".
-    pub cpu_list_online: String,
-    pub caches: Vec<CacheInfo>,
-    pub memory_total_bytes: u64,
-    /// "none", "vm", "vm (vendor product)" or "unknown".
-    pub virtualization: String,
-    pub targets: Vec<TargetInfo>,
-    pub swappiness: Option<u32>,
-    pub dirty_ratio: Option<u32>,
-    pub dirty_background_ratio: Option<u32>,
-    pub dirty_expire_centisecs: Option<u32>,
-    pub thp_enabled: Option<String>,
-    pub thp_defrag: Option<String>,
-    /// cpu0's cpufreq scaling_governor.
-    pub governor: Option<String>,
-    pub cgroup: Option<CgroupInfo>,
-    /// Filled in by the caller.
-    pub racehorse_version: String,
-    /// How CPU count was controlled ("hotplug", "affinity", "none"); filled in by the caller.
-    pub cpu_control: String,
-}
+pub use racehorse_core::environment::{CacheInfo, CgroupInfo, Environment, TargetInfo};
 
 fn or_unknown(v: Option<String>) -> String {
     v.filter(|s| !s.is_empty()).unwrap_or_else(|| "unknown".to_string())
@@ -132,80 +61,6 @@ pub fn capture(root: &SysRoot, targets: &[PathBuf]) -> Environment {
     }
 }
 
-fn opt<T: ToString>(v: &Option<T>) -> String {
-    v.as_ref().map_or_else(|| "-".to_string(), |x| x.to_string())
-}
-
-impl Environment {
-    /// Stable "key = value" pairs (None renders as "-"), e.g. "kernel.release", "target[0].fstype".
-    pub fn flatten(&self) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = Vec::new();
-        let mut put = |k: &str, v: String| out.push((k.to_string(), v));
-        put("host.name", self.hostname.clone());
-        put("kernel.release", self.kernel_release.clone());
-        put("kernel.version", self.kernel_version.clone());
-        put("distro", self.distro.clone());
-        put("cpu.model", self.cpu_model.clone());
-        put("cpu.online", self.cpus_online.to_string());
-        put("cpu.possible", self.cpus_possible.to_string());
-        put("cpu.online_list", self.cpu_list_online.clone());
-        put("cpu.governor", opt(&self.governor));
-        put("cpu.control", self.cpu_control.clone());
-        for (i, c) in self.caches.iter().enumerate() {
-            put(&format!("cache[{i}].level"), c.level.to_string());
-            put(&format!("cache[{i}].kind"), c.kind.clone());
-            put(&format!("cache[{i}].size_bytes"), c.size_bytes.to_string());
-            put(&format!("cache[{i}].shared_cpu_list"), c.shared_cpu_list.clone());
-        }
-        put("memory.total_bytes", self.memory_total_bytes.to_string());
-        put("virtualization", self.virtualization.clone());
-        for (i, t) in self.targets.iter().enumerate() {
-            put(&format!("target[{i}].path"), t.path.clone());
-            put(&format!("target[{i}].fstype"), opt(&t.fstype));
-            put(&format!("target[{i}].device"), opt(&t.device));
-            put(&format!("target[{i}].mount_point"), opt(&t.mount_point));
-            put(&format!("target[{i}].mount_options"), opt(&t.mount_options));
-            put(&format!("target[{i}].disk"), opt(&t.disk));
-            put(&format!("target[{i}].scheduler"), opt(&t.scheduler));
-            put(&format!("target[{i}].read_ahead_kb"), opt(&t.read_ahead_kb));
-            put(&format!("target[{i}].rotational"), opt(&t.rotational));
-        }
-        put("vm.swappiness", opt(&self.swappiness));
-        put("vm.dirty_ratio", opt(&self.dirty_ratio));
-        put("vm.dirty_background_ratio", opt(&self.dirty_background_ratio));
-        put("vm.dirty_expire_centisecs", opt(&self.dirty_expire_centisecs));
-        put("thp.enabled", opt(&self.thp_enabled));
-        put("thp.defrag", opt(&self.thp_defrag));
-        let cg = self.cgroup.as_ref();
-        put("cgroup.version", opt(&cg.map(|c| c.version)));
-        put("cgroup.path", opt(&cg.map(|c| c.path.clone())));
-        put("cgroup.memory_max_bytes", opt(&cg.and_then(|c| c.memory_max_bytes)));
-        put("cgroup.cpu_max", opt(&cg.and_then(|c| c.cpu_max.clone())));
-        put("racehorse.version", self.racehorse_version.clone());
-        out
-    }
-
-    /// Keys whose values differ: (key, value here, value in `other`); a key present on one side
-    /// only shows "(absent)" on the other. Order: this side's keys, then keys only in `other`.
-    pub fn diff(&self, other: &Environment) -> Vec<(String, String, String)> {
-        let mine = self.flatten();
-        let theirs: BTreeMap<String, String> = other.flatten().into_iter().collect();
-        let absent = || "(absent)".to_string();
-        let mut out: Vec<(String, String, String)> = mine
-            .iter()
-            .filter(|(k, v)| theirs.get(k) != Some(v))
-            .map(|(k, v)| (k.clone(), v.clone(), theirs.get(k).cloned().unwrap_or_else(absent)))
-            .collect();
-        let my_keys: BTreeMap<&String, ()> = mine.iter().map(|(k, _)| (k, ())).collect();
-        for (k, v) in other.flatten() {
-            if !my_keys.contains_key(&k) {
-                out.push((k, absent(), v));
-            }
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,25 +70,6 @@ mod tests {
         let t = "NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n";
         assert_eq!(os_release_pretty_name(t).as_deref(), Some("Debian GNU/Linux 12 (bookworm)"));
         assert_eq!(os_release_pretty_name("ID=x\n"), None);
-    }
-
-    #[test]
-    fn diff_reports_changed_and_absent_keys() {
-        let a = Environment {
-            kernel_release: "6.1".into(),
-            targets: vec![TargetInfo { path: "/a".into(), ..Default::default() }],
-            ..Default::default()
-        };
-        let mut b = a.clone();
-        assert!(a.diff(&b).is_empty());
-        b.kernel_release = "6.6".into();
-        b.swappiness = Some(10);
-        b.targets.push(TargetInfo { path: "/b".into(), ..Default::default() });
-        let d = a.diff(&b);
-        assert!(d.contains(&("kernel.release".into(), "6.1".into(), "6.6".into())));
-        assert!(d.contains(&("vm.swappiness".into(), "-".into(), "10".into())));
-        assert!(d.contains(&("target[1].path".into(), "(absent)".into(), "/b".into())));
-        assert_eq!(b.diff(&a).len(), d.len());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! filesystems and block settings (the captured `Environment`), plus the racehorse version
 //! and CPU-control method each run recorded.
 
-use racehorse_machine::Environment;
+use racehorse_core::Environment;
 use racehorse_store::RunInfo;
 use serde::Serialize;
 
