@@ -470,7 +470,6 @@ mod tests {
         assert!(lf.max_open >= 1);
     }
 
-    #[test]
     /// Regression (fuzz target `loadfile`, a 5 s timeout): nested loops with huge counts
     /// around nothing hung the parser.
     #[test]
