@@ -200,3 +200,55 @@ fn odd_durations_and_paths_are_usage_errors_that_create_nothing() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(!sb.dir.path().join("no").exists(), "nothing created");
 }
+
+/// Issue 23, case 2, on a real full disk: the store on a tiny tmpfs that fills during the
+/// run. The cell's own error is shown, the measured cell is kept and named, and `import`
+/// loads it once there is room.
+#[test]
+fn a_full_store_disk_keeps_the_measured_cell() {
+    let _m = machine_lock();
+    if !crate::common::is_root() {
+        eprintln!("skipped: mounting a tiny tmpfs needs root (CI runs as root)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let mnt = sb.dir.path().join("tiny");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt.to_str().unwrap()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(mounted, "mount tmpfs failed");
+    let db = mnt.join("rh.db");
+    let filler = mnt.join("filler");
+    let run = |args: &[&str]| {
+        let mut c = sb.cmd(&[]);
+        c.args(["--db", db.to_str().unwrap()]).args(args);
+        c.output().unwrap()
+    };
+    // The store exists with its first run; then the disk fills up before the next run's cell.
+    let first = run(&["run", "null", "--runtime", "100ms", "--warmup", "0s", "--no-warm-up", "-q"]);
+    let mut child = sb.cmd(&[]);
+    child.args(["--db", db.to_str().unwrap(), "run", "null", "--runtime", "1500ms", "--warmup", "0s", "-q"]);
+    let child =
+        child.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", &format!("of={}", filler.display()), "bs=64k"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    let out = child.wait_with_output().unwrap();
+    let t = text(&out);
+    let kept: Option<String> =
+        t.split_whitespace().find(|w| w.ends_with(".json")).map(|w| w.trim_end_matches(';').to_string());
+    let _ = std::fs::remove_file(&filler);
+    let imported = kept.as_ref().map(|k| run(&["import", k]));
+    let listed = text(&run(&["export", "2", "--format", "json"]));
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert!(first.status.success(), "{}", text(&first));
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("cannot store cell null") && t.contains("racehorse import"), "{t}");
+    let imported = imported.expect("the kept file is named");
+    assert!(imported.status.success(), "{}", text(&imported));
+    assert!(listed.contains("\"workload\": \"null\""), "the imported cell is in its run: {listed}");
+}

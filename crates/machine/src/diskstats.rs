@@ -79,8 +79,10 @@ pub fn parse_diskstats(text: &str, include: impl Fn(&str) -> bool) -> Result<Dis
         let num = |k: usize| -> Result<u64, MachineError> {
             f[k].parse().map_err(|_| MachineError::parse("diskstats", i + 1, format!("{name}: bad number")))
         };
-        t.read_bytes += num(5)? * SECTOR_BYTES;
-        t.write_bytes += num(9)? * SECTOR_BYTES;
+        // Saturating: sector counters near u64::MAX (fuzzed input, a corrupt file) must not
+        // overflow into a panic.
+        t.read_bytes = t.read_bytes.saturating_add(num(5)?.saturating_mul(SECTOR_BYTES));
+        t.write_bytes = t.write_bytes.saturating_add(num(9)?.saturating_mul(SECTOR_BYTES));
         t.devices += 1;
     }
     Ok(t)
@@ -95,6 +97,21 @@ mod tests {
  254       1 vda1 100 0 1000 0 10 0 2000 0 0 0 0\n\
  253       0 zram0 1 0 8 0 1 0 8 0 0 0 0\n\
  259       0 nvme0n1 1 0 10 0 1 0 20 0 0 0 0\n";
+
+    /// Regression (fuzz target `procfs`): huge sector counts overflowed the byte sums.
+    #[test]
+    fn huge_sector_counts_saturate_instead_of_panicking() {
+        let big = "8 0 sda 1 0 99999999999999999999 0 1 0 18446744073709551615 0 0 0 0\n\
+                   8 16 sdb 1 0 18446744073709551615 0 1 0 18446744073709551615 0 0 0 0\n";
+        let t = parse_diskstats(big, |_| true);
+        assert!(t.is_err(), "a number beyond u64 is refused");
+        let max = "8 0 sda 1 0 18446744073709551615 0 1 0 18446744073709551615 0 0 0 0\n\
+                   8 16 sdb 1 0 18446744073709551615 0 1 0 1 0 0 0 0\n";
+        let t = parse_diskstats(max, |_| true).unwrap();
+        assert_eq!((t.read_bytes, t.devices), (u64::MAX, 2));
+        let fuzzed = include_bytes!("../fixtures/fuzz/procfs-crash-diskstats-overflow.bin");
+        let _ = parse_diskstats(&String::from_utf8_lossy(fuzzed), |_| true);
+    }
 
     #[test]
     fn sums_selected_devices() {

@@ -49,7 +49,7 @@ pub fn parse_meminfo(text: &str) -> Result<MemInfo, MachineError> {
         let kb: u64 = tok
             .parse()
             .map_err(|_| MachineError::parse("meminfo", i + 1, format!("bad value for {key}: {tok:?}")))?;
-        *slot = kb * 1024;
+        *slot = kb.saturating_mul(1024);
     }
     if !saw_total {
         return Err(MachineError::parse("meminfo", 1, "no MemTotal line"));
@@ -63,6 +63,14 @@ pub fn parse_meminfo(text: &str) -> Result<MemInfo, MachineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kB figure near u64::MAX saturates instead of overflowing (the procfs fuzz target's
+    /// diskstats crash had the same shape).
+    #[test]
+    fn huge_kb_values_saturate() {
+        let m = parse_meminfo("MemTotal: 18446744073709551615 kB\nMemAvailable: 1 kB\n").unwrap();
+        assert_eq!(m.total_bytes, u64::MAX);
+    }
 
     #[test]
     fn parses_meminfo() {
