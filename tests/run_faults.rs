@@ -221,17 +221,19 @@ fn a_full_store_disk_keeps_the_measured_cell() {
     assert!(mounted, "mount tmpfs failed");
     let db = mnt.join("rh.db");
     let filler = mnt.join("filler");
-    let run = |args: &[&str]| {
-        let mut c = sb.cmd(&[]);
-        c.args(["--db", db.to_str().unwrap()]).args(args);
-        c.output().unwrap()
+    let on_tiny = |args: &[&str]| {
+        let mut c = Command::new(crate::common::bin());
+        c.args(["--db", db.to_str().unwrap()]).args(args).env("RACEHORSE_STATE_DIR", sb.state_dir());
+        c
     };
+    let run = |args: &[&str]| on_tiny(args).output().unwrap();
     // The store exists with its first run; then the disk fills up before the next run's cell.
     let first = run(&["run", "null", "--runtime", "100ms", "--warmup", "0s", "--no-warm-up", "-q"]);
-    let mut child = sb.cmd(&[]);
-    child.args(["--db", db.to_str().unwrap(), "run", "null", "--runtime", "1500ms", "--warmup", "0s", "-q"]);
-    let child =
-        child.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let child = on_tiny(&["run", "null", "--runtime", "1500ms", "--warmup", "0s", "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(1000));
     let _ = Command::new("dd")
         .args(["if=/dev/zero", &format!("of={}", filler.display()), "bs=64k"])
@@ -239,8 +241,11 @@ fn a_full_store_disk_keeps_the_measured_cell() {
         .status();
     let out = child.wait_with_output().unwrap();
     let t = text(&out);
-    let kept: Option<String> =
-        t.split_whitespace().find(|w| w.ends_with(".json")).map(|w| w.trim_end_matches(';').to_string());
+    let kept: Option<String> = t
+        .split_whitespace()
+        .map(|w| w.trim_end_matches([';', '`', ',']))
+        .find(|w| w.ends_with(".json"))
+        .map(str::to_string);
     let _ = std::fs::remove_file(&filler);
     let imported = kept.as_ref().map(|k| run(&["import", k]));
     let listed = text(&run(&["export", "2", "--format", "json"]));

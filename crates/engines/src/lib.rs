@@ -4,33 +4,46 @@
 //! that drives parsing, help and docs, and a lifecycle `prepare → run → cleanup`. Engines count
 //! units of work and record latencies; they never print.
 
+// The contract: the traits below, options, control, recorder, errors.
+pub mod control;
+pub mod error;
+pub mod options;
+pub mod recorder;
+
+// Shared support: what more than one engine (or the runner) needs.
+pub mod support;
+
+// The native engines; none imports another (see `layers`).
 pub mod analytics;
 pub mod command;
 pub mod compute;
-pub mod control;
-pub mod dbench;
 pub mod diskio;
-pub mod error;
 pub mod fileserver;
-pub mod fio;
-mod forked;
-pub use forked::{enable_fresh_process, fresh_process_entry};
 pub mod micro;
 pub mod mix;
 pub mod net;
 pub mod null;
 pub mod oltp;
-pub mod options;
 pub mod paging;
-pub mod recorder;
-pub mod registry;
 pub mod smallread;
+
+// Adapters for external tools.
+pub mod adapters;
+/// The adapters keep their old paths (`racehorse_engines::fio::json` for the fuzz targets).
+pub use adapters::{dbench, fio};
+
+// The list of engines and of the jobs they run in fresh processes.
+pub mod registry;
+
+#[cfg(test)]
+mod layers;
 
 pub use control::{Clock, Control, FakeClock, Phase, RealClock, WindowHooks};
 pub use error::EngineError;
 pub use options::{OptKind, OptionSpec};
 pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};
-pub use registry::{find, registry};
+pub use registry::{find, fresh_process_entry, registry};
+pub use support::forked::enable_fresh_process;
 
 use racehorse_core::{CellSpec, Params, Value, WorkUnit};
 use std::path::PathBuf;

@@ -1,14 +1,17 @@
-//! The list of engines. Adding an engine = one module, one line here, one docs entry.
+//! The list of engines. Adding an engine = one module, one line here, one docs entry. Also the
+//! kinds of job the engines run in a freshly executed racehorse, with their handlers, so that
+//! `support::forked` knows none of its callers.
 
+use crate::support::forked::{self, FreshHandler};
 use crate::Engine;
 
 /// Every engine, in the order `racehorse workloads` lists them.
 pub fn registry() -> Vec<&'static dyn Engine> {
     vec![
         &crate::fileserver::FileServer,
-        &crate::dbench::Dbench,
+        &crate::adapters::dbench::Dbench,
         &crate::diskio::DiskIo,
-        &crate::fio::Fio,
+        &crate::adapters::fio::Fio,
         &crate::smallread::SmallRead,
         &crate::paging::Paging,
         &crate::command::CommandEngine,
@@ -22,6 +25,19 @@ pub fn registry() -> Vec<&'static dyn Engine> {
         &crate::compute::Compute,
         &crate::null::Null,
     ]
+}
+
+/// The kinds of job a fresh process can do (see [`forked::in_fresh_process`]) and their handlers.
+const FRESH_JOBS: &[(&str, FreshHandler)] = &[
+    (crate::micro::child::FRESH_KIND, crate::micro::child::serve_fresh),
+    (crate::compute::child::FRESH_KIND, crate::compute::child::serve_fresh),
+];
+
+/// In a process started for a fresh-process job: does the job, writes the reply to stdout and
+/// returns the exit code; `None` in any other process. The binary calls it first thing in
+/// `main`, and then [`crate::enable_fresh_process`].
+pub fn fresh_process_entry() -> Option<i32> {
+    forked::fresh_process_entry(FRESH_JOBS)
 }
 
 /// Finds an engine by name.

@@ -5,7 +5,7 @@
 //! time per XEDIT file load". Direct I/O by default (the study ran with the minidisk cache
 //! off), so every load reaches the device.
 
-use crate::diskio::io::{open_file, AlignedBuf, OpenMode};
+use crate::support::direct_io::{open_file, AlignedBuf, OpenMode};
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerMeter, Workload,
 };

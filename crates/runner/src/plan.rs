@@ -204,11 +204,15 @@ mod tests {
     /// Issue 23, case 5: `cpus = [99]` in a suite gave no file:line:col.
     #[test]
     fn too_many_cpus_are_reported_where_the_suite_asks_for_them() {
-        let s = Suite::parse("s.toml", "reps = 1\ncpus = [1, 99]\n[[workload]]\nengine = \"null\"\n").unwrap();
+        let s =
+            Suite::parse("s.toml", "reps = 1\ncpus = [1, 99]\n[[workload]]\nengine = \"null\"\n").unwrap();
         let e = Plan::expand(&s, 2, 2).unwrap_err().to_string();
         assert!(e.starts_with("s.toml:2:") && e.contains("cpus = 99"), "{e}");
-        let w = Suite::parse("w.toml", "[[workload]]\nengine = \"null\"\n\n[[workload]]\nengine = \"null\"\ncpus = 7\n")
-            .unwrap();
+        let w = Suite::parse(
+            "w.toml",
+            "[[workload]]\nengine = \"null\"\n\n[[workload]]\nengine = \"null\"\ncpus = 7\n",
+        )
+        .unwrap();
         let e = Plan::expand(&w, 2, 2).unwrap_err().to_string();
         assert!(e.starts_with("w.toml:4:") && e.contains("cpus = 7"), "{e}");
     }

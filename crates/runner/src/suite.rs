@@ -503,14 +503,33 @@ sysctl = { "vm.swappiness" = 10 }
     fn numeric_and_duration_fields_at_their_extremes_never_panic() {
         let keys = ["runtime", "warmup", "reps", "cpus", "max_reps", "target_ci_pct", "mem_limit", "seed"];
         let values = [
-            "0", "-1", "1", "9223372036854775807", "-9223372036854775808", "1e300", "-1e300", "inf", "-inf",
-            "nan", "0.0", "1e-300", "\"99999999999999999h\"", "\"1e400s\"", "\"\"", "\"0s\"", "\"auto\"",
-            "[9223372036854775807]", "[]", "\"18446744073709551615\"",
+            "0",
+            "-1",
+            "1",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "1e300",
+            "-1e300",
+            "inf",
+            "-inf",
+            "nan",
+            "0.0",
+            "1e-300",
+            "\"99999999999999999h\"",
+            "\"1e400s\"",
+            "\"\"",
+            "\"0s\"",
+            "\"auto\"",
+            "[9223372036854775807]",
+            "[]",
+            "\"18446744073709551615\"",
         ];
         for key in keys {
             for val in values {
                 let top = format!("{key} = {val}\n[[workload]]\nengine = \"null\"\n");
-                let inner = format!("[[workload]]\nengine = \"null\"\n{key} = {val}\nrate = {val}\nclients = {val}\n");
+                let inner = format!(
+                    "[[workload]]\nengine = \"null\"\n{key} = {val}\nrate = {val}\nclients = {val}\n"
+                );
                 for text in [top, inner] {
                     match Suite::parse("x.toml", &text) {
                         Ok(suite) => {

@@ -4,7 +4,7 @@
 //! always give the same data on SQLite and PostgreSQL. Popular products and customers are
 //! skewed (a squared uniform), discounts are mostly zero, as in real sales data.
 
-use crate::diskio::pattern::SplitMix64;
+use crate::support::rng::SplitMix64;
 
 pub const REGIONS: [&str; 5] = ["north", "south", "east", "west", "central"];
 pub const SEGMENTS: [&str; 4] = ["consumer", "corporate", "home_office", "small_business"];
@@ -108,13 +108,9 @@ fn batched(
     Ok(())
 }
 
-fn unit(rng: &mut SplitMix64) -> f64 {
-    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// A skewed id in 1..=n: low ids are popular.
 fn skewed(rng: &mut SplitMix64, n: u64) -> u64 {
-    let u = unit(rng);
+    let u = rng.unit_f64();
     1 + ((u * u * n as f64) as u64).min(n - 1)
 }
 
@@ -154,7 +150,7 @@ pub fn generate(
             format!(
                 "({i},'cat{cat:02}','brand{:03}',{:.2})",
                 cat * 10 + rng.below(10),
-                1.0 + unit(&mut rng) * 499.0
+                1.0 + rng.unit_f64() * 499.0
             )
         })
         .collect();

@@ -13,8 +13,8 @@ pub mod queries;
 #[cfg(test)]
 mod tests;
 
-use crate::oltp::pg::client::{PgConfig, PgConn};
-use crate::oltp::pg::cluster::{Cluster, ClusterOptions};
+use crate::support::pg::client::{PgConfig, PgConn};
+use crate::support::pg::cluster::{self, Cluster, ClusterOptions};
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerMeter, Workload,
 };
@@ -119,7 +119,7 @@ fn open_and_load(ctx: &CellContext) -> Result<Db, EngineError> {
     let mut db = match pg.as_str() {
         "" => {
             let path = ctx.work_dir.join("analytics.sqlite");
-            let c = crate::oltp::sqlite::open(&path).map_err(|e| EngineError::Failed(e.to_string()))?;
+            let c = crate::support::sqlite::open(&path).map_err(EngineError::Failed)?;
             Db::Sqlite(c)
         }
         "auto" => {
@@ -179,7 +179,7 @@ impl Engine for Analytics {
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         match ctx.spec.params.get("pg").and_then(|v| v.as_str()).unwrap_or("") {
             "" => Ok(()),
-            "auto" => crate::oltp::pg::cluster::bin_dir().map(|_| ()),
+            "auto" => cluster::bin_dir().map(|_| ()),
             dsn => PgConfig::parse(dsn)
                 .map(|_| ())
                 .map_err(|e| EngineError::Usage(format!("{e}; pass pg=auto or a DSN"))),

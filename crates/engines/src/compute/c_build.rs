@@ -4,6 +4,7 @@
 //! nanoseconds).
 
 use super::child::Times;
+use crate::support::path;
 use crate::EngineError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,16 +21,11 @@ pub const SOURCES: &[(&str, &str)] = &[
 
 /// The compiler's path: `cc` itself when it names a file, else found on PATH.
 pub fn find_cc(cc: &str) -> Option<PathBuf> {
-    let is_exe = |p: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
     if cc.contains('/') {
         let p = PathBuf::from(cc);
-        return is_exe(&p).then_some(p);
+        return path::is_executable(&p).then_some(p);
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(cc)).find(|p| is_exe(p))
+    path::find_executable(cc)
 }
 
 /// Writes the sources into `dir` and compiles them with `cc cflags`; the program's path.

@@ -1,8 +1,8 @@
 //! A case's times: the kernel runs in a process of its own, timed there by both clocks; a
 //! process that dies (a crash in a kernel) fails the case, not racehorse. That process is a
-//! freshly executed racehorse ([`crate::forked::in_fresh_process`]) when the binary allows
+//! freshly executed racehorse ([`crate::support::forked::in_fresh_process`]) when the binary allows
 //! it, so that every run of a case starts from the same heap and mappings; else (tests) a
-//! forked child ([`crate::forked::in_child`]: a single thread and its own copy of the heap).
+//! forked child ([`crate::support::forked::in_child`]: a single thread and its own copy of the heap).
 
 use super::{telco, Kernel};
 
@@ -38,7 +38,15 @@ pub(crate) struct Job {
     pub telco: Option<telco::Prepared>,
 }
 
-/// The times of a fresh process's job ([`crate::forked::fresh_process_entry`]).
+/// The kind of compute's jobs among the fresh-process jobs (`crate::registry`).
+pub(crate) const FRESH_KIND: &str = "Compute";
+
+/// Serves a compute job in a fresh process (the registry's handler for [`FRESH_KIND`]).
+pub(crate) fn serve_fresh(job: serde_json::Value) -> Vec<u8> {
+    crate::support::forked::serve(job, |job: Job| run_job(&job))
+}
+
+/// The times of a fresh process's job ([`crate::support::forked::fresh_process_entry`]).
 pub(crate) fn run_job(job: &Job) -> Result<Times, String> {
     let c = super::CASES
         .iter()

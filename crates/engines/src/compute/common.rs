@@ -1,35 +1,10 @@
-//! What every compute kernel shares: the deterministic generator (splitmix64, the same in
-//! the C kernels), the self-check helpers that fail a kernel loudly, and the fault hook
-//! tests use to inject a wrong answer.
+//! What every compute kernel shares: the self-check helpers that fail a kernel loudly, and the
+//! fault hook tests use to inject a wrong answer. The kernels' generator is the shared
+//! SplitMix64 (`crate::support::rng`), the same as in the C kernels.
 
 /// The environment variable naming a case whose self-checks are fed a wrong answer (a
 /// test hook: the checks must then fail the cell).
 pub const FAULT_ENV: &str = "RACEHORSE_COMPUTE_INJECT_FAULT";
-
-/// splitmix64 (Steele, Lea, Flood 2014): small, fast and identical in `c_kernels/common.h`.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// A value in 0..n (modulo; the bias is irrelevant for workloads).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-    /// A uniform value in [0, 1) with 53 random bits.
-    pub fn unit_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
 
 /// True when the fault hook names `case` (read once per process).
 pub fn fault_injected(case: &str) -> bool {
@@ -74,16 +49,6 @@ pub fn fold(acc: u64, x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splitmix_matches_the_published_sequence() {
-        // First outputs for seed 0 (the reference implementation's).
-        let mut r = Rng::new(0);
-        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
-        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
-        let u = Rng::new(7).unit_f64();
-        assert!((0.0..1.0).contains(&u));
-    }
 
     #[test]
     fn checks_pass_and_fail() {

@@ -2,7 +2,8 @@
 //! infinite matrix by the power method, dense LU factorisation with partial pivoting, and a
 //! radix-2 FFT. Each checks a known value, a residual or a round trip.
 
-use super::common::{check_close, Rng};
+use super::common::check_close;
+use crate::support::rng::SplitMix64;
 use std::hint::black_box;
 
 pub const SPECTRAL_N: usize = 1000;
@@ -86,7 +87,7 @@ pub fn lu(reps: u64) -> Result<f64, String> {
     let n = LU_N;
     let mut last = 0.0;
     for rep in 0..reps {
-        let mut r = Rng::new(rep ^ 0x4C55);
+        let mut r = SplitMix64::new(rep ^ 0x4C55);
         let a0: Vec<f64> = (0..n * n).map(|_| 2.0 * r.unit_f64() - 1.0).collect();
         let b: Vec<f64> = (0..n).map(|i| a0[i * n..i * n + n].iter().sum()).collect();
         let mut m = a0.clone();
@@ -151,7 +152,7 @@ pub const FFT_N: usize = 1 << 16;
 pub fn fft_kernel(reps: u64) -> Result<f64, String> {
     let mut last = 0.0;
     for rep in 0..reps {
-        let mut r = Rng::new(rep ^ 0x4646);
+        let mut r = SplitMix64::new(rep ^ 0x4646);
         let re0: Vec<f64> = (0..FFT_N).map(|_| r.unit_f64() - 0.5).collect();
         let im0: Vec<f64> = (0..FFT_N).map(|_| r.unit_f64() - 0.5).collect();
         let (mut re, mut im) = (re0.clone(), im0.clone());

@@ -3,7 +3,8 @@
 //! (a European option priced by simulation). Each checks a conserved quantity or a closed
 //! form.
 
-use super::common::{check, check_close, Rng};
+use super::common::{check, check_close};
+use crate::support::rng::SplitMix64;
 use std::f64::consts::PI;
 use std::hint::black_box;
 
@@ -112,7 +113,7 @@ pub fn stencil(reps: u64) -> Result<f64, String> {
     let n = STENCIL_N;
     let mut last = 0.0;
     for rep in 0..reps {
-        let mut r = Rng::new(rep ^ 0x5354);
+        let mut r = SplitMix64::new(rep ^ 0x5354);
         let mut u: Vec<f64> = (0..n * n).map(|_| r.unit_f64()).collect();
         let mut v = vec![0.0; n * n];
         let sum0: f64 = u.iter().sum();
@@ -179,7 +180,7 @@ pub fn montecarlo(reps: u64) -> Result<f64, String> {
     let vol = sigma * f64::sqrt(t);
     let mut last = 0.0;
     for rep in 0..reps {
-        let mut r = Rng::new(black_box(rep ^ 0x4D43));
+        let mut r = SplitMix64::new(black_box(rep ^ 0x4D43));
         let (mut sum, mut sum2) = (0.0, 0.0);
         for _ in 0..MC_PATHS / 2 {
             let (u1, u2) = (1.0 - r.unit_f64(), r.unit_f64());

@@ -2,14 +2,15 @@
 //! word-count hash table) and compression (LZ77 with a hash of four bytes, as LZ4/zlib's
 //! fast modes). Each returns a checksum the C version must reproduce and checks itself.
 
-use super::common::{check, check_eq, fold, Rng};
+use super::common::{check, check_eq, fold};
+use crate::support::rng::SplitMix64;
 use std::hint::black_box;
 
 pub const SORT_N: usize = 1 << 20;
 
 /// Hash of a multiset element for the permutation check (order-independent sums).
 fn mix(v: u32) -> u64 {
-    let mut r = Rng::new(u64::from(v));
+    let mut r = SplitMix64::new(u64::from(v));
     r.next_u64()
 }
 
@@ -66,7 +67,7 @@ pub fn sort(reps: u64) -> Result<u64, String> {
     let mut acc = 0;
     let mut a = vec![0u32; SORT_N];
     for rep in 0..reps {
-        let mut r = Rng::new(rep);
+        let mut r = SplitMix64::new(rep);
         a.iter_mut().for_each(|x| *x = (r.next_u64() >> 32) as u32);
         let before: u64 = a.iter().fold(0u64, |s, v| s.wrapping_add(mix(*v)));
         quicksort(black_box(&mut a));
@@ -95,7 +96,7 @@ pub fn hash(reps: u64) -> Result<u64, String> {
     for rep in 0..reps {
         keys.iter_mut().for_each(|k| *k = 0);
         counts.iter_mut().for_each(|c| *c = 0);
-        let mut r = Rng::new(rep ^ 0x4841_5348);
+        let mut r = SplitMix64::new(rep ^ 0x4841_5348);
         let mut inserted = Vec::with_capacity(if rep == 0 { HASH_N } else { 0 });
         let mut distinct = 0u64;
         for _ in 0..HASH_N {
@@ -147,15 +148,15 @@ pub const LZ_N: usize = 1 << 20;
 /// Text-like input: words of a 512-word vocabulary drawn with a strong skew to the first
 /// ones (the product of three uniform draws), separated by spaces.
 pub fn lz_input(seed: u64) -> Vec<u8> {
-    let mut r = Rng::new(seed);
+    let mut r = SplitMix64::new(seed);
     let mut vocab: Vec<Vec<u8>> = Vec::with_capacity(512);
     for _ in 0..512 {
-        let len = 2 + r.below(9) as usize;
-        vocab.push((0..len).map(|_| b'a' + r.below(26) as u8).collect());
+        let len = 2 + r.below_mod(9) as usize;
+        vocab.push((0..len).map(|_| b'a' + r.below_mod(26) as u8).collect());
     }
     let mut out = Vec::with_capacity(LZ_N + 16);
     while out.len() < LZ_N {
-        let w = (r.below(512) * r.below(512) * r.below(512) / (512 * 512)) as usize;
+        let w = (r.below_mod(512) * r.below_mod(512) * r.below_mod(512) / (512 * 512)) as usize;
         out.extend_from_slice(&vocab[w]);
         out.push(b' ');
     }
@@ -258,8 +259,8 @@ mod tests {
             quicksort(&mut v);
             assert_eq!(v, w);
         }
-        let mut r = Rng::new(9);
-        let mut v: Vec<u32> = (0..5000).map(|_| r.below(50) as u32).collect();
+        let mut r = SplitMix64::new(9);
+        let mut v: Vec<u32> = (0..5000).map(|_| r.below_mod(50) as u32).collect();
         let mut w = v.clone();
         w.sort_unstable();
         quicksort(&mut v);

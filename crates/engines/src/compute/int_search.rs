@@ -3,7 +3,8 @@
 //! constraint search (n-queens by backtracking over bit masks). Checksums are reproduced by
 //! the C versions; the game and queens counts are known facts (OEIS A000170).
 
-use super::common::{check, check_eq, fold, Rng};
+use super::common::{check, check_eq, fold};
+use crate::support::rng::SplitMix64;
 use std::hint::black_box;
 
 /// Nodes of the graph: 2^14, so that its adjacency (512 KiB) and distances stay in the L2
@@ -20,9 +21,10 @@ pub struct Graph {
 }
 
 pub fn random_graph(seed: u64) -> Graph {
-    let mut r = Rng::new(seed);
+    let mut r = SplitMix64::new(seed);
     let n = BFS_NODES as u64;
-    let edges: Vec<(u32, u32)> = (0..BFS_EDGES).map(|_| (r.below(n) as u32, r.below(n) as u32)).collect();
+    let edges: Vec<(u32, u32)> =
+        (0..BFS_EDGES).map(|_| (r.below_mod(n) as u32, r.below_mod(n) as u32)).collect();
     let mut start = vec![0u32; BFS_NODES + 1];
     for (u, v) in &edges {
         start[*u as usize + 1] += 1;

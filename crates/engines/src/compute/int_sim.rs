@@ -3,7 +3,8 @@
 //! multi-precision arithmetic (factorials in base 10^9). Checksums are reproduced by the C
 //! versions.
 
-use super::common::{check, check_eq, fold, Rng};
+use super::common::{check, check_eq, fold};
+use crate::support::rng::SplitMix64;
 use std::hint::black_box;
 
 pub const DES_QUEUES: usize = 64;
@@ -63,13 +64,13 @@ struct Net {
     arrived: Vec<u64>,
     heap: Heap,
     seq: u64,
-    r: Rng,
+    r: SplitMix64,
 }
 
 impl Net {
     /// Schedules the completion of queue q's front customer at now + service time.
     fn start(&mut self, q: usize, now: u64) {
-        let t = now + 1 + self.r.below(100 + 4 * q as u64);
+        let t = now + 1 + self.r.below_mod(100 + 4 * q as u64);
         self.heap.push((t << 30) | ((self.seq & 0xFF_FFFF) << 6) | q as u64);
         self.seq += 1;
     }
@@ -85,7 +86,7 @@ pub fn des(reps: u64) -> Result<u64, String> {
             arrived: vec![0; DES_CUSTOMERS],
             heap: Heap::default(),
             seq: 0,
-            r: Rng::new(black_box(rep ^ 0x4445)),
+            r: SplitMix64::new(black_box(rep ^ 0x4445)),
         };
         for c in 0..DES_CUSTOMERS {
             n.queues[c % DES_QUEUES].push_back(c as u32);
@@ -107,7 +108,7 @@ pub fn des(reps: u64) -> Result<u64, String> {
             if !n.queues[q].is_empty() {
                 n.start(q, now);
             }
-            let to = n.r.below(DES_QUEUES as u64) as usize;
+            let to = n.r.below_mod(DES_QUEUES as u64) as usize;
             n.arrived[c] = now;
             n.queues[to].push_back(c as u32);
             if n.queues[to].len() == 1 {
@@ -255,8 +256,8 @@ mod tests {
     #[test]
     fn heap_pops_in_order() {
         let mut h = Heap::default();
-        let mut r = Rng::new(1);
-        let mut v: Vec<u64> = (0..1000).map(|_| r.below(100)).collect();
+        let mut r = SplitMix64::new(1);
+        let mut v: Vec<u64> = (0..1000).map(|_| r.below_mod(100)).collect();
         v.iter().for_each(|k| h.push(*k));
         v.sort_unstable();
         let out: Vec<u64> = std::iter::from_fn(|| h.pop()).collect();

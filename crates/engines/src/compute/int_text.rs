@@ -3,7 +3,8 @@
 //! front end) and sequence alignment (edit distance by dynamic programming, as in
 //! bioinformatics). Checksums are reproduced by the C versions.
 
-use super::common::{check, check_eq, fold, Rng};
+use super::common::{check, check_eq, fold};
+use crate::support::rng::SplitMix64;
 use std::hint::black_box;
 
 pub const REGEX_PATTERNS: &[&[u8]] = &[b"ab.*cd", b"^fa.*c", b"b.c.d", b"a*bc*de", b"hg.*fe.*a$", b"e.e.e"];
@@ -90,8 +91,8 @@ pub fn regex(reps: u64) -> Result<u64, String> {
     let mut acc = 0;
     let mut text = vec![0u8; REGEX_LINES * REGEX_LINE_LEN];
     for rep in 0..reps {
-        let mut r = Rng::new(rep ^ 0x5245);
-        text.iter_mut().for_each(|c| *c = b'a' + r.below(8) as u8);
+        let mut r = SplitMix64::new(rep ^ 0x5245);
+        text.iter_mut().for_each(|c| *c = b'a' + r.below_mod(8) as u8);
         let mut matches = 0u64;
         for (p, re) in REGEX_PATTERNS.iter().enumerate() {
             let mut m = 0u64;
@@ -115,15 +116,15 @@ pub fn regex(reps: u64) -> Result<u64, String> {
 /// Generates `expr := term (± term)*`, `term := factor (* factor)*`,
 /// `factor := number | ( expr )` as text and returns its value (wrapping u32).
 struct Gen<'a> {
-    r: Rng,
+    r: SplitMix64,
     out: &'a mut Vec<u8>,
 }
 
 impl Gen<'_> {
     fn expr(&mut self, depth: u32) -> u32 {
         let mut v = self.term(depth);
-        for _ in 0..self.r.below(3) {
-            let plus = self.r.below(2) == 0;
+        for _ in 0..self.r.below_mod(3) {
+            let plus = self.r.below_mod(2) == 0;
             self.out.extend_from_slice(if plus { b" + " } else { b" - " });
             let t = self.term(depth);
             v = if plus { v.wrapping_add(t) } else { v.wrapping_sub(t) };
@@ -132,15 +133,15 @@ impl Gen<'_> {
     }
     fn term(&mut self, depth: u32) -> u32 {
         let mut v = self.factor(depth);
-        for _ in 0..self.r.below(3) {
+        for _ in 0..self.r.below_mod(3) {
             self.out.extend_from_slice(b" * ");
             v = v.wrapping_mul(self.factor(depth));
         }
         v
     }
     fn factor(&mut self, depth: u32) -> u32 {
-        if depth == 0 || self.r.below(3) != 0 {
-            let n = self.r.below(10_000) as u32;
+        if depth == 0 || self.r.below_mod(3) != 0 {
+            let n = self.r.below_mod(10_000) as u32;
             self.out.extend_from_slice(n.to_string().as_bytes());
             n
         } else {
@@ -224,7 +225,7 @@ pub fn parse(reps: u64) -> Result<u64, String> {
     for rep in 0..reps {
         text.clear();
         want.clear();
-        let mut g = Gen { r: Rng::new(rep ^ 0x5041), out: &mut text };
+        let mut g = Gen { r: SplitMix64::new(rep ^ 0x5041), out: &mut text };
         for _ in 0..PARSE_EXPRS {
             want.push(g.expr(6));
             g.out.push(b';');
@@ -261,15 +262,15 @@ pub fn edit_distance(a: &[u8], b: &[u8]) -> u32 {
 }
 
 /// A random DNA string and a mutated copy (10% substitutions, insertions or deletions).
-pub fn align_pair(r: &mut Rng) -> (Vec<u8>, Vec<u8>) {
+pub fn align_pair(r: &mut SplitMix64) -> (Vec<u8>, Vec<u8>) {
     const ACGT: &[u8; 4] = b"ACGT";
-    let a: Vec<u8> = (0..ALIGN_LEN).map(|_| ACGT[r.below(4) as usize]).collect();
+    let a: Vec<u8> = (0..ALIGN_LEN).map(|_| ACGT[r.below_mod(4) as usize]).collect();
     let mut b = Vec::with_capacity(ALIGN_LEN + 64);
     for c in &a {
-        match r.below(30) {
-            0 => b.push(ACGT[r.below(4) as usize]),
+        match r.below_mod(30) {
+            0 => b.push(ACGT[r.below_mod(4) as usize]),
             1 => {}
-            2 => b.extend_from_slice(&[*c, ACGT[r.below(4) as usize]]),
+            2 => b.extend_from_slice(&[*c, ACGT[r.below_mod(4) as usize]]),
             _ => b.push(*c),
         }
     }
@@ -280,7 +281,7 @@ pub fn align_pair(r: &mut Rng) -> (Vec<u8>, Vec<u8>) {
 pub fn align(reps: u64) -> Result<u64, String> {
     let mut acc = 0;
     for rep in 0..reps {
-        let mut r = Rng::new(rep ^ 0x414C);
+        let mut r = SplitMix64::new(rep ^ 0x414C);
         let (a, b) = align_pair(&mut r);
         let d = edit_distance(black_box(&a), black_box(&b));
         if rep == 0 {

@@ -4,6 +4,7 @@
 
 use super::child::{self, Times};
 use super::{c_build, cases_of, geomean, telco, Case, Kernel, Suite};
+use crate::support::forked;
 use crate::{CellContext, Control, EngineError, Recorder, WorkerStats, Workload};
 use racehorse_core::Value;
 use std::collections::HashMap;
@@ -132,12 +133,12 @@ impl Cell {
             super::common::check_eq(c.name, "checksum of the C kernel vs the Rust kernel", sum, expected)?;
             return Ok((times, true));
         }
-        let times = if crate::forked::fresh_process_enabled() {
+        let times = if forked::fresh_process_enabled() {
             let job = child::Job { case: c.name.to_string(), reps, telco: self.telco.clone() };
-            crate::forked::in_fresh_process(WHO, &crate::forked::FreshJob::Compute(job))?
+            forked::in_fresh_process(WHO, child::FRESH_KIND, &job)?
         } else {
             let (kernel, telco) = (c.kernel, self.telco.clone());
-            crate::forked::in_child(WHO, move || child::run_kernel(kernel, reps, telco.as_ref()))?
+            forked::in_child(WHO, move || child::run_kernel(kernel, reps, telco.as_ref()))?
         };
         Ok((times, false))
     }
@@ -150,7 +151,7 @@ fn score(s: &Setup, c: &Case, secs: f64) -> Option<f64> {
 
 impl Workload for Cell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
-        let _pin = crate::forked::Pinned::to_last_cpu();
+        let _pin = forked::Pinned::to_last_cpu();
         let mut times = Vec::new();
         ctl.begin_measure();
         for name in &self.setup.cases {

@@ -6,9 +6,9 @@
 //! integer computation, the output file against its digest, and the test file against the
 //! catalog's control totals.
 
-use super::common::Rng;
 use super::common::{check, check_eq, fault_injected};
 use super::decimal::{Decimal, Rounding};
+use crate::support::rng::SplitMix64;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -41,7 +41,7 @@ impl Sums {
 /// Writes `n` durations (8-byte big-endian seconds) drawn from the exponential distribution
 /// of mean 180 s, rounded to whole seconds.
 pub fn generate(path: &Path, n: usize, seed: u64) -> std::io::Result<()> {
-    let mut r = Rng::new(seed);
+    let mut r = SplitMix64::new(seed);
     let mut w = BufWriter::new(std::fs::File::create(path)?);
     for _ in 0..n {
         let secs = (-180.0 * (1.0 - r.unit_f64()).ln()).round() as u64;

@@ -3,7 +3,9 @@
 //! (cold or warm), and removal on every path (cleanup and Drop).
 
 use super::config::DiskConfig;
-use super::io::{evict_from_cache, free_bytes, fsync, open_file, AlignedBuf, OpenMode};
+use super::io::{evict_from_cache, free_bytes, fsync};
+use crate::support::direct_io::{open_file, AlignedBuf, OpenMode};
+use crate::support::disk_options::{is_block_device, DiskPhase};
 use crate::EngineError;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
@@ -81,7 +83,7 @@ impl TestFiles {
                 let f = open_file(p, OpenMode::default())?;
                 evict_from_cache(&f, p)?;
             }
-            if cfg.phase == super::config::DiskPhase::Reread && !cfg.direct {
+            if cfg.phase == DiskPhase::Reread && !cfg.direct {
                 warm(p)?;
             }
         }
@@ -102,12 +104,6 @@ impl Drop for TestFiles {
     fn drop(&mut self) {
         let _ = self.remove();
     }
-}
-
-/// The path is a block device (a disk, partition or loop device).
-pub(crate) fn is_block_device(p: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(p).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }
 
 /// A block-device target: read phases only, unless `destructive`; `size` must fit.

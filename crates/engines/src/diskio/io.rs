@@ -1,79 +1,25 @@
-//! Low-level disk I/O of the diskio engine: opening files (O_DIRECT), the `psync` and `io_uring` engines
-//! that run a [`Pattern`] against one file, and cache/fsync/free-space helpers. The aligned data buffers
-//! live in `pattern.rs` (with the data pattern they hold) and are re-exported here.
+//! Low-level disk I/O of the diskio engine: the `psync` and `io_uring` engines that run a [`Pattern`]
+//! against one file, and cache/fsync/free-space helpers. Opening files (O_DIRECT) and the aligned
+//! data buffers are shared with the other disk engines (`crate::support::direct_io`).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::mem::ManuallyDrop;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
+use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
 pub use super::fileops::{check_direct_bs, evict_from_cache, free_bytes, fsync};
 use super::pattern::{stamp_blocks, IoDir, Pattern};
-pub use super::pattern::{AlignedBuf, BUF_ALIGN_BYTES};
 use crate::error::EngineError;
+use crate::support::direct_io::AlignedBuf;
 
 /// The engine names [`engine`] accepts.
 pub const ENGINE_NAMES: [&str; 2] = ["psync", "io_uring"];
 /// Largest io_uring queue depth (the kernel's IORING_MAX_ENTRIES).
 pub const MAX_URING_DEPTH: u32 = 32768;
-
-/// How [`open_file`] opens a file. The file is always readable; `create_truncate` implies `write`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct OpenMode {
-    pub write: bool,
-    pub create_truncate: bool,
-    pub direct: bool,
-}
-
-/// Opens `path` for reading (and writing with `write`/`create_truncate`, creating it with mode 0644);
-/// with `direct`, O_DIRECT. EINVAL on an O_DIRECT open means the filesystem doesn't support it.
-pub fn open_file(path: &Path, mode: OpenMode) -> Result<File, EngineError> {
-    let mut opts = OpenOptions::new();
-    opts.read(true).write(mode.write || mode.create_truncate);
-    if mode.create_truncate {
-        opts.create(true).truncate(true).mode(0o644);
-    }
-    if mode.direct {
-        opts.custom_flags(libc::O_DIRECT);
-    }
-    let file = opts.open(path).map_err(|e| open_error(path, mode, &e))?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(open_error(path, mode, &io::Error::from_raw_os_error(libc::EISDIR)));
-    }
-    Ok(file)
-}
-
-fn direct_unsupported(path: &str) -> EngineError {
-    EngineError::Usage(format!(
-        "O_DIRECT is not supported by the filesystem of {path}; use direct=false or another target"
-    ))
-}
-
-fn open_error(path: &Path, mode: OpenMode, e: &io::Error) -> EngineError {
-    let shown = path.display();
-    let how = if mode.write || mode.create_truncate { "reading and writing" } else { "reading" };
-    match e.raw_os_error() {
-        Some(libc::EINVAL) if mode.direct => direct_unsupported(&shown.to_string()),
-        Some(libc::ENOENT) if mode.create_truncate => EngineError::Usage(format!(
-            "cannot create {shown}: its directory does not exist ({e}); create the directory or choose another target"
-        )),
-        Some(libc::ENOENT) => EngineError::Usage(format!(
-            "cannot open {shown}: no such file ({e}); lay the file out first or choose another target"
-        )),
-        Some(libc::EACCES | libc::EPERM | libc::EROFS) => EngineError::Usage(format!(
-            "cannot open {shown} for {how}: {e}; choose a target you may write to"
-        )),
-        Some(libc::EISDIR) => {
-            EngineError::Usage(format!("{shown} is a directory; give a file path inside it as the target"))
-        }
-        _ => EngineError::Failed(format!("cannot open {shown} for {how}: {e}")),
-    }
-}
 
 /// The path behind an open file, for messages (via /proc/self/fd), or "fd N" when unknown.
 fn file_name(file: &File) -> String {

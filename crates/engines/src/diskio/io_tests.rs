@@ -1,8 +1,9 @@
-//! Tests of the diskio I/O layer: buffers, opening, psync and io_uring engines, helpers.
+//! Tests of the diskio I/O layer: psync and io_uring engines, O_DIRECT during I/O, helpers.
 
 use super::*;
+use crate::support::direct_io::{open_file, AlignedBuf, OpenMode};
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
@@ -48,33 +49,6 @@ fn assert_blocks_distinct(path: &Path) {
         assert!(block.iter().any(|&b| b != 0), "an all-zero block: a write did not land");
         assert!(seen.insert(block.to_vec()), "two identical 4 KiB blocks");
     }
-}
-
-#[test]
-fn aligned_buf_is_aligned_and_filled_with_distinct_blocks() {
-    let a = AlignedBuf::new(64 * 1024 + 100).expect("buf");
-    let b = AlignedBuf::new(64 * 1024 + 100).expect("buf");
-    assert_eq!(a.as_slice().as_ptr() as usize % 4096, 0);
-    assert_eq!(a.len(), 64 * 1024 + 100);
-    assert!(!a.is_empty());
-    let blocks: HashSet<&[u8]> = a.as_slice().chunks(4096).collect();
-    assert_eq!(blocks.len(), a.len().div_ceil(4096));
-    assert!(a.as_slice().chunks(4096).all(|blk| blk.iter().any(|&x| x != 0)));
-    assert_ne!(a.as_slice(), b.as_slice(), "two buffers must differ");
-    assert!(matches!(AlignedBuf::new(0), Err(EngineError::Usage(_))));
-    assert!(matches!(AlignedBuf::new(usize::MAX - 10), Err(EngineError::Usage(_))));
-}
-
-#[test]
-fn large_buffers_are_huge_page_aligned_mappings() {
-    let big = AlignedBuf::new(8 * MIB as usize + 4096).expect("buf");
-    assert_eq!(big.as_slice().as_ptr() as usize % (2 << 20), 0, "2 MiB-aligned for huge pages");
-    assert_eq!(big.len(), 8 * MIB as usize + 4096);
-    let blocks: HashSet<&[u8]> = big.as_slice().chunks(4096).collect();
-    assert_eq!(blocks.len(), big.len() / 4096, "filled like the small ones");
-    drop(big);
-    let again = AlignedBuf::new(4 * MIB as usize).expect("mapping freed and made again");
-    assert_eq!(again.as_slice().as_ptr() as usize % (2 << 20), 0);
 }
 
 #[test]
@@ -200,23 +174,6 @@ fn direct_io_works_on_var_tmp() {
 }
 
 #[test]
-fn direct_on_a_filesystem_without_o_direct_is_a_clear_usage_error() {
-    // procfs never supports O_DIRECT: the open fails with EINVAL.
-    let err = open_file(Path::new("/proc/self/status"), OpenMode { direct: true, ..OpenMode::default() })
-        .expect_err("procfs has no O_DIRECT");
-    match err {
-        EngineError::Usage(msg) => {
-            assert!(
-                msg.contains("O_DIRECT is not supported by the filesystem of /proc/self/status"),
-                "{msg}"
-            );
-            assert!(msg.contains("use direct=false or another target"), "{msg}");
-        }
-        other => panic!("expected Usage, got {other:?}"),
-    }
-}
-
-#[test]
 fn direct_on_dev_shm_is_usage_error_or_supported() {
     // tmpfs gained O_DIRECT in Linux 6.6; older kernels fail the open with EINVAL.
     let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
@@ -319,16 +276,6 @@ fn pattern_bs_larger_than_engine_bs_is_usage() {
         });
         assert!(matches!(res, Err(EngineError::Usage(_))), "{name}");
     }
-}
-
-#[test]
-fn open_errors_name_the_path() {
-    let dir = scratch();
-    let missing = dir.path().join("nope");
-    let err = open_file(&missing, OpenMode::default()).expect_err("missing");
-    assert!(matches!(&err, EngineError::Usage(m) if m.contains("nope")), "{err:?}");
-    let err = open_file(dir.path(), OpenMode::default()).expect_err("a directory");
-    assert!(matches!(&err, EngineError::Usage(m) if m.contains("is a directory")), "{err:?}");
 }
 
 #[test]

@@ -11,12 +11,12 @@ mod run;
 #[cfg(test)]
 mod tests;
 
+use crate::support::disk_options::OPTIONS;
 use crate::{Caps, CellContext, Engine, EngineError, OptionSpec, Workload};
 use racehorse_core::WorkUnit;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub use config::{DiskConfig, DiskPhase, OPTIONS};
-pub(crate) use files::is_block_device;
+pub use config::DiskConfig;
 
 pub struct DiskIo;
 

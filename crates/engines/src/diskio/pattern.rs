@@ -1,46 +1,19 @@
 //! Which operation comes next — the sequential, random and mixed read/write offset patterns of one
-//! worker — and the data pattern written: 4 KiB-aligned buffers of incompressible, non-repeating bytes.
+//! worker — and the stamps that keep the same buffer distinct at every offset it is written to.
 //!
 //! A [`Pattern`] yields `(direction, byte offset)` pairs, always record-aligned (`offset % bs == 0`)
 //! and inside the file (`offset + bs <= file_size`). Random patterns draw from a seeded
 //! [`SplitMix64`], so a given seed always yields the same sequence.
 
-use std::alloc::{self, Layout};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use crate::error::EngineError;
+use crate::support::direct_io::BUF_ALIGN_BYTES;
+use crate::support::rng::SplitMix64;
 
 /// Direction of one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoDir {
     Read,
     Write,
-}
-
-/// Deterministic small PRNG (splitmix64), seeded per worker.
-#[derive(Debug, Clone)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64 { state: seed }
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, n)` (multiply-high reduction; the bias is below 2^-64·n). Returns 0 when `n == 0`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
 }
 
 /// How directions are chosen.
@@ -163,133 +136,6 @@ impl Pattern {
     }
 }
 
-/// Alignment of every [`AlignedBuf`]; enough for O_DIRECT on any device with blocks up to 4 KiB.
-pub const BUF_ALIGN_BYTES: usize = 4096;
-/// Distinct seed per buffer so two buffers never hold the same bytes.
-static BUF_SEED: AtomicU64 = AtomicU64::new(0x005E_ED0F_D15C);
-
-/// Size and alignment of a transparent huge page on x86-64 and arm64 (4 KiB base pages).
-const HUGE_BYTES: usize = 2 << 20;
-
-/// A buffer aligned to 4096 bytes (O_DIRECT-safe), filled with pseudo-random bytes that differ in
-/// every 4 KiB block and between buffers (so compression or dedup can't cheat). From 2 MiB on
-/// it is its own 2 MiB-aligned anonymous mapping marked MADV_HUGEPAGE before it is touched:
-/// registered with io_uring, pages of one huge page count as one segment, so a 1 MiB I/O
-/// stays within a device's segment limit (128 × 4 KiB pages would not, and the kernel then
-/// splits it on io_uring's worker threads instead of submitting it inline).
-pub struct AlignedBuf {
-    ptr: NonNull<u8>,
-    layout: Layout,
-    /// Length of the mapping when the buffer is mmap'ed (None: from the allocator).
-    mapped: Option<usize>,
-}
-
-/// A 2 MiB-aligned anonymous mapping of at least `len` bytes with MADV_HUGEPAGE set, or None.
-fn huge_mapping(len: usize) -> Option<(NonNull<u8>, usize)> {
-    let size = len.div_ceil(HUGE_BYTES).checked_mul(HUGE_BYTES)?;
-    let over = size.checked_add(HUGE_BYTES)?;
-    // SAFETY: an anonymous private mapping with no address hint; checked for MAP_FAILED.
-    let raw = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            over,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if raw == libc::MAP_FAILED {
-        return None;
-    }
-    let start = raw as usize;
-    let aligned = start.div_ceil(HUGE_BYTES) * HUGE_BYTES;
-    // SAFETY: both trimmed ranges lie inside the mapping just made and are not used again.
-    unsafe {
-        if aligned > start {
-            libc::munmap(raw, aligned - start);
-        }
-        let tail = start + over - (aligned + size);
-        if tail > 0 {
-            libc::munmap((aligned + size) as *mut libc::c_void, tail);
-        }
-        libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
-    }
-    NonNull::new(aligned as *mut u8).map(|p| (p, size))
-}
-
-// SAFETY: AlignedBuf owns its allocation exclusively, like a Box<[u8]>.
-unsafe impl Send for AlignedBuf {}
-// SAFETY: shared access only hands out `&[u8]`; there is no interior mutability.
-unsafe impl Sync for AlignedBuf {}
-
-impl AlignedBuf {
-    pub fn new(len_bytes: usize) -> Result<AlignedBuf, EngineError> {
-        if len_bytes == 0 {
-            return Err(EngineError::Usage("an I/O buffer needs at least 1 byte; bs must be > 0".into()));
-        }
-        let too_big = || {
-            EngineError::Usage(format!(
-                "cannot allocate {len_bytes} bytes of aligned I/O buffers; lower bs or iodepth"
-            ))
-        };
-        let layout = Layout::from_size_align(len_bytes, BUF_ALIGN_BYTES).map_err(|_| too_big())?;
-        let huge = if len_bytes >= HUGE_BYTES { huge_mapping(len_bytes) } else { None };
-        let mut buf = match huge {
-            Some((ptr, size)) => AlignedBuf { ptr, layout, mapped: Some(size) },
-            None => {
-                // SAFETY: the layout has a non-zero size (checked above).
-                let raw = unsafe { alloc::alloc_zeroed(layout) };
-                AlignedBuf { ptr: NonNull::new(raw).ok_or_else(too_big)?, layout, mapped: None }
-            }
-        };
-        let mut rng = SplitMix64::new(BUF_SEED.fetch_add(0x9E37_79B9, Ordering::Relaxed));
-        for chunk in buf.as_mut_slice().chunks_mut(8) {
-            let word = rng.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-        Ok(buf)
-    }
-
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is a live, initialised allocation of layout.size() bytes owned by self.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
-    }
-
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and `&mut self` guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
-    }
-
-    pub fn len(&self) -> usize {
-        self.layout.size()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.layout.size() == 0
-    }
-
-    /// Raw pointer `start` bytes into the buffer, made without creating a reference (the kernel may be
-    /// writing other parts of the buffer at the same time).
-    pub(super) fn raw_at(&self, start: usize) -> *mut u8 {
-        debug_assert!(start <= self.len());
-        self.ptr.as_ptr().wrapping_add(start)
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        match self.mapped {
-            // SAFETY: ptr..ptr+size is the mapping made by huge_mapping, unmapped only here.
-            Some(size) => unsafe {
-                libc::munmap(self.ptr.as_ptr().cast(), size);
-            },
-            // SAFETY: ptr was allocated with exactly this layout and is freed only here.
-            None => unsafe { alloc::dealloc(self.ptr.as_ptr(), self.layout) },
-        }
-    }
-}
-
 /// Writes each 4 KiB block's file offset into its first 8 bytes before a write, so the same buffer
 /// written at different offsets never produces two identical blocks on disk.
 pub(super) fn stamp_blocks(buf: &mut [u8], offset: u64) {
@@ -392,14 +238,6 @@ mod tests {
         let c = drain(&mut Pattern::mixed(50, 1 << 24, 4096, Some(1000), 6));
         assert_eq!(a, b);
         assert_ne!(a, c);
-    }
-
-    #[test]
-    fn splitmix_below_stays_in_range() {
-        let mut r = SplitMix64::new(0);
-        assert_eq!(r.below(0), 0);
-        assert!((0..10_000).all(|_| r.below(3) < 3));
-        assert_eq!(r.below(1), 0);
     }
 
     proptest! {

@@ -4,10 +4,12 @@
 //! pass is repeated to fill `min_window` where a repeat measures the same thing; timed mode
 //! loops until the runtime window ends.
 
-use super::config::{DiskConfig, DiskPhase};
+use super::config::DiskConfig;
 use super::files::TestFiles;
-use super::io::{engine, fsync, open_file, Done, Flow, IoEngine, OpenMode, RunStats};
+use super::io::{engine, fsync, Done, Flow, IoEngine, RunStats};
 use super::pattern::IoDir;
+use crate::support::direct_io::{open_file, OpenMode};
+use crate::support::disk_options::DiskPhase;
 use crate::{Control, EngineError, Recorder, WorkerMeter, Workload};
 use std::fs::File;
 use std::path::Path;

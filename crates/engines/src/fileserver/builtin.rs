@@ -4,6 +4,7 @@
 //! files exist before they are read, every open handle is closed, every pass ends with a
 //! Deltree of the client's directory.
 
+use crate::support::rng::SplitMix64;
 use std::fmt::Write as _;
 
 /// The seed of the built-in stream (it never changes, so results stay comparable).
@@ -15,23 +16,9 @@ const ROOT: &str = r"\clients\client1";
 const DIRS: &[&str] = &["WORD", "EXCEL", "PM", "PARADOX", "COREL", "PWRPNT", "ACCESS", "SEED"];
 const KIB: u64 = 1024;
 
-/// splitmix64: small, deterministic, good enough to pick sessions and sizes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
+/// True with probability `percent` / 100.
+fn chance(rng: &mut SplitMix64, percent: u64) -> bool {
+    rng.below_mod(100) < percent
 }
 
 struct File {
@@ -40,7 +27,7 @@ struct File {
 }
 
 struct Gen {
-    rng: Rng,
+    rng: SplitMix64,
     out: String,
     ops: usize,
     files: Vec<File>,
@@ -61,7 +48,7 @@ impl Gen {
     }
 
     fn new_name(&mut self) -> String {
-        let dir = DIRS[self.rng.below(DIRS.len() as u64) as usize];
+        let dir = DIRS[self.rng.below_mod(DIRS.len() as u64) as usize];
         self.next_name += 1;
         format!(r"{ROOT}\~dmtmp\{dir}\DOC{:05}.DOC", self.next_name)
     }
@@ -78,15 +65,15 @@ impl Gen {
     }
 
     fn writes(&mut self, h: u64, mut size: u64) -> u64 {
-        for _ in 0..1 + self.rng.below(2) {
+        for _ in 0..1 + self.rng.below_mod(2) {
             self.line(format_args!("WriteX {h} {size} 65536 65536 NT_STATUS_OK"));
             size += 64 * KIB;
         }
-        if self.rng.chance(50) {
+        if chance(&mut self.rng, 50) {
             self.line(format_args!("WriteX {h} {size} 4096 4096 NT_STATUS_OK"));
             size += 4 * KIB;
         }
-        if self.rng.chance(40) {
+        if chance(&mut self.rng, 40) {
             self.line(format_args!("WriteX {h} {size} 1 1 NT_STATUS_OK"));
             size += 1;
         }
@@ -98,14 +85,14 @@ impl Gen {
         let path = self.new_name();
         self.qpath(&path, false);
         let h = self.open(&path, 2);
-        if self.rng.chance(50) {
+        if chance(&mut self.rng, 50) {
             self.line(format_args!("QUERY_FS_INFORMATION 1 NT_STATUS_OK"));
         }
         let size = self.writes(h, 0);
-        if self.rng.chance(40) {
+        if chance(&mut self.rng, 40) {
             self.line(format_args!("Flush {h} NT_STATUS_OK"));
         }
-        if self.rng.chance(40) {
+        if chance(&mut self.rng, 40) {
             self.line(format_args!("QUERY_FILE_INFORMATION {h} 258 NT_STATUS_OK"));
         }
         self.line(format_args!("Close {h} NT_STATUS_OK"));
@@ -114,25 +101,25 @@ impl Gen {
 
     /// Reads of an existing document: 4 KiB records at random, or 60 KiB sequential runs.
     fn read_session(&mut self) {
-        let i = self.rng.below(self.files.len() as u64) as usize;
+        let i = self.rng.below_mod(self.files.len() as u64) as usize;
         let (path, size) = (self.files[i].path.clone(), self.files[i].size);
-        if self.rng.chance(70) {
+        if chance(&mut self.rng, 70) {
             self.qpath(&path, true);
         }
         let h = self.open(&path, 1);
-        if self.rng.chance(30) {
+        if chance(&mut self.rng, 30) {
             self.line(format_args!("QUERY_FILE_INFORMATION {h} 258 NT_STATUS_OK"));
         }
-        let lock = self.rng.below(1000) < 3;
+        let lock = self.rng.below_mod(1000) < 3;
         if lock {
             self.line(format_args!("LockX {h} 0 1 NT_STATUS_OK"));
         }
-        let sequential = self.rng.chance(35);
+        let sequential = chance(&mut self.rng, 35);
         let mut off = 0;
-        for _ in 0..3 + self.rng.below(7) {
+        for _ in 0..3 + self.rng.below_mod(7) {
             let want = if sequential { 60 * KIB } else { 4 * KIB };
             if !sequential {
-                off = self.rng.below(size.div_ceil(4 * KIB)) * 4 * KIB;
+                off = self.rng.below_mod(size.div_ceil(4 * KIB)) * 4 * KIB;
             } else if off >= size {
                 break;
             }
@@ -143,7 +130,7 @@ impl Gen {
         if lock {
             self.line(format_args!("UnlockX {h} 0 1 NT_STATUS_OK"));
         }
-        if self.rng.chance(15) {
+        if chance(&mut self.rng, 15) {
             self.line(format_args!("SET_FILE_INFORMATION {h} 1004 NT_STATUS_OK"));
         }
         self.line(format_args!("Close {h} NT_STATUS_OK"));
@@ -151,13 +138,13 @@ impl Gen {
 
     /// Save over a document (overwrite-if): creates it when new, truncates it when not.
     fn overwrite_session(&mut self) {
-        let existing = !self.files.is_empty() && self.rng.chance(50);
-        let i = self.rng.below(self.files.len() as u64) as usize;
+        let existing = !self.files.is_empty() && chance(&mut self.rng, 50);
+        let i = self.rng.below_mod(self.files.len() as u64) as usize;
         let path = if existing { self.files[i].path.clone() } else { self.new_name() };
         let h = self.open(&path, 5);
-        let size = if self.rng.chance(60) { 4 * KIB } else { 1 };
+        let size = if chance(&mut self.rng, 60) { 4 * KIB } else { 1 };
         self.line(format_args!("WriteX {h} 0 {size} {size} NT_STATUS_OK"));
-        if self.rng.chance(18) {
+        if chance(&mut self.rng, 18) {
             self.line(format_args!("SET_FILE_INFORMATION {h} 1004 NT_STATUS_OK"));
         }
         self.line(format_args!("Close {h} NT_STATUS_OK"));
@@ -171,12 +158,12 @@ impl Gen {
     /// Looking for a document that is not there.
     fn probe_session(&mut self) {
         let path = self.new_name();
-        if self.rng.chance(70) {
+        if chance(&mut self.rng, 70) {
             self.qpath(&path, false);
         }
         let h = self.handle();
         self.line(format_args!("NTCreateX \"{path}\" 0x44 0x1 {h} NT_STATUS_OBJECT_NAME_NOT_FOUND"));
-        if self.rng.chance(85) {
+        if chance(&mut self.rng, 85) {
             let dir = &path[..path.rfind('\\').unwrap_or(0)];
             self.line(format_args!("FIND_FIRST \"{dir}\\*.TMP\" 260 1366 0 NT_STATUS_NO_SUCH_FILE"));
         }
@@ -184,7 +171,7 @@ impl Gen {
 
     /// Listing a directory.
     fn browse_session(&mut self) {
-        let dir = DIRS[self.rng.below(DIRS.len() as u64) as usize];
+        let dir = DIRS[self.rng.below_mod(DIRS.len() as u64) as usize];
         let d = format!(r"{ROOT}\~dmtmp\{dir}");
         self.line(format_args!("FIND_FIRST \"{d}\\*.*\" 260 1366 0 NT_STATUS_OK"));
         self.line(format_args!("FIND_FIRST \"{d}\\*.DOC\" 260 1366 0 NT_STATUS_OK"));
@@ -193,7 +180,7 @@ impl Gen {
     }
 
     fn rename_session(&mut self) {
-        let i = self.rng.below(self.files.len() as u64) as usize;
+        let i = self.rng.below_mod(self.files.len() as u64) as usize;
         let to = self.new_name();
         let from = std::mem::replace(&mut self.files[i].path, to.clone());
         self.qpath(&from, true);
@@ -201,17 +188,17 @@ impl Gen {
     }
 
     fn unlink_session(&mut self) {
-        let i = self.rng.below(self.files.len() as u64) as usize;
+        let i = self.rng.below_mod(self.files.len() as u64) as usize;
         let f = self.files.swap_remove(i);
         self.qpath(&f.path, true);
         self.line(format_args!("Unlink \"{}\" 0x20 NT_STATUS_OK", f.path));
-        if self.rng.chance(30) {
+        if chance(&mut self.rng, 30) {
             self.qpath(&f.path, false);
         }
     }
 
     fn session(&mut self) {
-        let roll = self.rng.below(1000);
+        let roll = self.rng.below_mod(1000);
         let have = self.files.len();
         match roll {
             _ if have < 8 => self.create_session(),
@@ -230,8 +217,14 @@ impl Gen {
 
 /// The built-in loadfile text, in client.txt format.
 pub fn generate(seed: u64, target_ops: usize) -> String {
-    let mut g =
-        Gen { rng: Rng(seed), out: String::new(), ops: 0, files: Vec::new(), next_name: 0, next_handle: 0 };
+    let mut g = Gen {
+        rng: SplitMix64::new(seed),
+        out: String::new(),
+        ops: 0,
+        files: Vec::new(),
+        next_name: 0,
+        next_handle: 0,
+    };
     g.out.push_str("# racehorse fileserver built-in loadfile (generated; client.txt format)\n");
     g.line(format_args!("Deltree \"{ROOT}\" NT_STATUS_OK"));
     g.line(format_args!(r#"Mkdir "\clients" NT_STATUS_OK"#));

@@ -100,7 +100,7 @@ impl Engine for FileServer {
         };
         let lf = load(&path)?;
         probe_writable(&ctx.work_dir)?;
-        raise_fd_limit(clients * (lf.max_open + 8) + 64);
+        crate::support::fd_limit::raise_fd_limit(clients * (lf.max_open + 8) + 64);
         Ok(Box::new(FileServerCell { lf: Arc::new(lf), root: ctx.work_dir.clone(), clients, mq, cfg }))
     }
 }
@@ -139,18 +139,6 @@ fn probe_writable(dir: &Path) -> Result<(), EngineError> {
         };
         EngineError::io(what, dir, e)
     })
-}
-
-/// Raises the soft RLIMIT_NOFILE towards `want` (never above the hard limit).
-pub(crate) fn raise_fd_limit(want: usize) {
-    // SAFETY: getrlimit/setrlimit on a struct we own.
-    unsafe {
-        let mut rl: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 && (rl.rlim_cur as usize) < want {
-            rl.rlim_cur = (want as libc::rlim_t).min(rl.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
-        }
-    }
 }
 
 struct FileServerCell {

@@ -3,7 +3,7 @@
 //! load is the latency of whichever level of the memory hierarchy holds the ring.
 
 use super::mem::{page_bytes, PageBuf};
-use crate::diskio::pattern::SplitMix64;
+use crate::support::rng::SplitMix64;
 use std::hint::black_box;
 
 /// lat_mem_rd's smallest size.

@@ -1,5 +1,5 @@
 //! The measuring process: like lmbench's benchmp, each benchmark runs in a forked child
-//! ([`crate::forked`]). The child of a multi-threaded racehorse has one thread, so the kernel
+//! ([`crate::support::forked`]). The child of a multi-threaded racehorse has one thread, so the kernel
 //! takes the paths a single-threaded lmbench takes (no reference counting of a shared
 //! descriptor table on every read, select or fstat).
 //!
@@ -10,7 +10,7 @@
 
 use super::record::Outcome;
 use super::run::{measure, Setup};
-use crate::forked;
+use crate::support::forked;
 use std::path::{Path, PathBuf};
 
 /// The measuring child, as errors name it.
@@ -33,15 +33,23 @@ pub(crate) fn wants_fresh_process(bench: &str) -> bool {
     forked::fresh_process_enabled() && bench.starts_with("fork")
 }
 
+/// The kind of micro's jobs among the fresh-process jobs (`crate::registry`).
+pub(crate) const FRESH_KIND: &str = "Micro";
+
 /// The measurement of a fresh process ([`forked::fresh_process_entry`]).
 pub(crate) fn run_job(job: &Job) -> Result<Outcome, String> {
     measure(&job.setup, &job.dir)
 }
 
+/// Serves a micro job in a fresh process (the registry's handler for [`FRESH_KIND`]).
+pub(crate) fn serve_fresh(job: serde_json::Value) -> Vec<u8> {
+    forked::serve(job, |job: Job| run_job(&job))
+}
+
 /// Measures `setup` in a freshly executed copy of this binary (pinned as the caller is).
 pub(crate) fn in_fresh_process(setup: &Setup, dir: &Path) -> Result<Outcome, String> {
     let job = Job { setup: setup.clone(), dir: dir.to_path_buf() };
-    forked::in_fresh_process(WHO, &forked::FreshJob::Micro(job))
+    forked::in_fresh_process(WHO, FRESH_KIND, &job)
 }
 
 #[cfg(test)]

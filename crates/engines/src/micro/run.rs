@@ -182,7 +182,7 @@ fn chase_body(size: usize, s: &Setup) -> Result<Body, String> {
 
 impl Workload for Cell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
-        let _pin = crate::forked::Pinned::to_last_cpu();
+        let _pin = crate::support::forked::Pinned::to_last_cpu();
         let (s, dir) = (&self.setup, &self.dir);
         ctl.begin_measure();
         let measured = if child::wants_fresh_process(&s.bench) {

@@ -3,7 +3,8 @@
 //! runs its job list and `_exit`s. The parent takes the wall time from the start signal to
 //! the last child's exit and each child's user and system time from `wait4`.
 
-use super::tasks::{self, SplitMix, TaskEnv};
+use super::tasks::{self, TaskEnv};
+use crate::support::rng::SplitMix64;
 use crate::{Control, EngineError};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -55,7 +56,7 @@ fn child_main(p: &Pipes, user: &UserPlan, shared_file: &std::path::Path, disk_bl
             dir: user.dir.clone(),
             shared_file: shared_file.to_path_buf(),
             disk_blocks,
-            rng: SplitMix(user.seed),
+            rng: SplitMix64::new(user.seed),
             sink: 0,
         };
         let mut byte = [1u8];

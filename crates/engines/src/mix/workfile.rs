@@ -5,6 +5,7 @@
 
 use super::tasks;
 use crate::options::parse_size;
+use crate::support::rng::SplitMix64;
 
 /// re-aim's workfile.fserver (595 hits).
 pub const FSERVER: &str = "# fserver: re-aim 7's file server mix\n\
@@ -152,9 +153,9 @@ pub fn load(spec: &str) -> Result<(String, Workfile), String> {
 pub fn job_list(counts: &[(usize, u64)], seed: u64) -> Vec<usize> {
     let mut list: Vec<usize> =
         counts.iter().flat_map(|&(task, n)| std::iter::repeat_n(task, n as usize)).collect();
-    let mut rng = tasks::SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     for i in (1..list.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
+        let j = rng.below_mod(i as u64 + 1) as usize;
         list.swap(i, j);
     }
     list

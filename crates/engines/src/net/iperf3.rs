@@ -12,7 +12,7 @@
 //! window, so racehorse's bytes/s is iperf3's figure; the rate is kept as `iperf3_bits_per_s`.
 
 use super::{config, Target, OPTIONS};
-use crate::fio::process::tree_cpu;
+use crate::support::proc_tree::tree_cpu;
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
 use racehorse_machine::rusage::CpuTime;
@@ -32,7 +32,7 @@ fn missing() -> EngineError {
 }
 
 fn iperf3_path() -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("iperf3")).find(|p| p.is_file())
+    crate::support::path::find_file("iperf3")
 }
 
 /// One report line of iperf3's text output that matters here.

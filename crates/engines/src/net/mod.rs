@@ -260,7 +260,7 @@ impl Engine for Net {
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         let cfg = config(ctx)?;
-        crate::fileserver::raise_fd_limit(cfg.setup.connections * 2 + 64);
+        crate::support::fd_limit::raise_fd_limit(cfg.setup.connections * 2 + 64);
         let (peer, addr, token) = match &cfg.target {
             Target::Loopback { v6 } => {
                 let (peer, token) = start_loopback(*v6, &cfg.setup)?;

@@ -255,5 +255,10 @@ fn issue_23_idle_connections_cannot_keep_a_token_holder_out() {
     // The oldest idle connection was dropped to make room, well before its hello timeout.
     idle[0].set_read_timeout(Some(Duration::from_secs(1))).unwrap();
     assert!(closed(&mut idle[0]), "the oldest idle connection was dropped");
+    // Evicted connections end on their own threads: give a loaded machine a moment.
+    let limit = Instant::now() + Duration::from_secs(3);
+    while peer.live_connections() > 64 + 1 && Instant::now() < limit {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert!(peer.live_connections() <= 64 + 1, "{} connections live", peer.live_connections());
 }

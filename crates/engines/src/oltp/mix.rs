@@ -6,7 +6,7 @@
 //! one non-index update and one delete followed by an insert of the same id; COMMIT. Each
 //! group of statements picks one table uniformly and every id is drawn independently.
 
-use crate::diskio::pattern::SplitMix64;
+use crate::support::rng::SplitMix64;
 
 /// How ids are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

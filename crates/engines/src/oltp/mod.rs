@@ -1,6 +1,6 @@
 //! The `oltp` engine: sysbench's OLTP transaction mix (see [`mix`]) on embedded SQLite (the
 //! default; WAL mode, no server) or on PostgreSQL over the wire (`pg=DSN`, or `pg=auto` for a
-//! throw-away cluster made for the cell; see [`pg::cluster`]).
+//! throw-away cluster made for the cell; see [`crate::support::pg::cluster`]).
 //!
 //! Tables are created and filled in `prepare` (outside the window) and every worker opens its
 //! connection and prepares its statements there too. Units are transactions; ops are queries
@@ -12,20 +12,21 @@
 //! backends, from /proc at the window's edges).
 
 pub mod mix;
-pub mod pg;
+pub mod pg_session;
 pub mod schema;
 pub mod sqlite;
 pub mod sysbench;
 #[cfg(test)]
 mod tests;
 
+use crate::support::pg::client::PgConfig;
+use crate::support::pg::cluster::{self, Cluster, ClusterOptions};
+use crate::support::proc_tree::tree_cpu;
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Phase, Recorder, WorkerMeter,
     Workload,
 };
 use mix::{Dist, Draw, MixSpec, Stmt};
-use pg::client::PgConfig;
-use pg::cluster::{Cluster, ClusterOptions};
 use racehorse_core::WorkUnit;
 use schema::{DbError, Session};
 use std::path::PathBuf;
@@ -188,9 +189,9 @@ fn sessions(target: &Target, s: &Setup) -> Result<Vec<Box<dyn Session>>, EngineE
             }
         }
         Target::Pg { config, .. } => {
-            pg::session::load(config, m.tables, m.table_size, s.seed).map_err(failed)?;
+            pg_session::load(config, m.tables, m.table_size, s.seed).map_err(failed)?;
             for _ in 0..s.threads {
-                out.push(Box::new(pg::session::PgSession::connect(config, m.tables).map_err(failed)?));
+                out.push(Box::new(pg_session::PgSession::connect(config, m.tables).map_err(failed)?));
             }
         }
     }
@@ -219,7 +220,7 @@ impl Engine for Oltp {
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         let s = setup(ctx)?;
         if s.pg.as_deref() == Some("auto") {
-            pg::cluster::bin_dir()?;
+            cluster::bin_dir()?;
         }
         Ok(())
     }
@@ -338,7 +339,7 @@ impl Workload for Cell {
             }
             ctl.drive_window_observed(&stop, &mut |phase| {
                 if let Some(pid) = server {
-                    let cpu = crate::fio::process::tree_cpu(pid);
+                    let cpu = tree_cpu(pid);
                     let mut w = server_cpu.lock().unwrap_or_else(|p| p.into_inner());
                     if phase == Phase::Measure {
                         w.0 = Some(cpu);

@@ -7,7 +7,6 @@ use super::mix::{Kind, Stmt, C_LEN};
 use super::schema::{table_sql, DbError, Session};
 use rusqlite::{params, Connection, ErrorCode};
 use std::path::Path;
-use std::time::Duration;
 
 fn fatal(context: &str) -> impl Fn(rusqlite::Error) -> DbError + '_ {
     move |e| DbError::Fatal(format!("SQLite {context}: {e}"))
@@ -23,14 +22,9 @@ fn classify(e: rusqlite::Error) -> DbError {
     }
 }
 
-/// Opens a connection with the workload's settings.
+/// Opens a connection with the workload's settings (`crate::support::sqlite::open`).
 pub fn open(path: &Path) -> Result<Connection, DbError> {
-    let c = Connection::open(path).map_err(fatal("cannot open the database"))?;
-    c.busy_timeout(Duration::from_secs(30)).map_err(fatal("busy_timeout"))?;
-    c.pragma_update(None, "journal_mode", "WAL").map_err(fatal("journal_mode=WAL"))?;
-    c.pragma_update(None, "synchronous", "NORMAL").map_err(fatal("synchronous"))?;
-    c.set_prepared_statement_cache_capacity(128);
-    Ok(c)
+    crate::support::sqlite::open(path).map_err(DbError::Fatal)
 }
 
 /// Creates and fills the tables (outside the window).

@@ -9,8 +9,11 @@
 //! tps, qps, query counts, errors and latencies are kept as extras. The workload CPU is that
 //! of the sysbench process; the server's is measured as in `oltp`.
 
-use super::pg::client::PgConfig;
 use super::{open_target, setup, Setup, Target, OPTIONS};
+use crate::support::path;
+use crate::support::pg::client::PgConfig;
+use crate::support::pg::cluster;
+use crate::support::proc_tree::tree_cpu;
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
 use std::io::{BufRead, BufReader};
@@ -29,7 +32,7 @@ fn missing() -> EngineError {
 }
 
 fn sysbench_path() -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("sysbench")).find(|p| p.is_file())
+    path::find_file("sysbench")
 }
 
 /// sysbench's report, the figures we keep.
@@ -159,7 +162,7 @@ impl Engine for Sysbench {
             ));
         }
         if s.pg.as_deref() == Some("auto") {
-            super::pg::cluster::bin_dir()?;
+            cluster::bin_dir()?;
         }
         Ok(())
     }
@@ -259,7 +262,7 @@ impl Workload for SbCell {
                 Err(_) => {}
             }
         }
-        let client1 = crate::fio::process::tree_cpu(pid);
+        let client1 = tree_cpu(pid);
         let status = child.wait().map_err(|e| EngineError::io("waiting for sysbench", &self.tool, e))?;
         let stderr = err_reader.join().unwrap_or_default();
         let text = reader.join().unwrap_or_default();
@@ -273,7 +276,7 @@ impl Workload for SbCell {
             )));
         }
         ctl.end_measure();
-        let server1 = server.map(crate::fio::process::tree_cpu);
+        let server1 = server.map(tree_cpu);
         let r = parse_report(&text).map_err(EngineError::Failed)?;
         store(rec, &r, &edges, client1, server1, self.setup.threads);
         Ok(())
@@ -294,8 +297,8 @@ struct Edges {
 
 impl Edges {
     fn open(&mut self, ctl: &Control, pid: i32, server: Option<i32>) {
-        self.server0 = server.map(crate::fio::process::tree_cpu);
-        self.client0 = Some(crate::fio::process::tree_cpu(pid));
+        self.server0 = server.map(tree_cpu);
+        self.client0 = Some(tree_cpu(pid));
         ctl.begin_measure();
     }
 }

@@ -74,7 +74,7 @@ fn bad_options_are_refused_with_the_reason() {
     assert!(e.to_string().contains("range_size 5000"), "{e}");
     let e = Oltp.validate(&ctx(dir.path(), &[("pg", Value::Str("bogus".into()))])).expect_err("bad DSN");
     assert!(matches!(e, EngineError::Usage(_)) && e.to_string().contains("pg=auto"), "{e}");
-    let e = pg::cluster::bin_dir_from(Some("/nonexistent".into())).expect_err("no binaries");
+    let e = crate::support::pg::cluster::bin_dir_from(Some("/nonexistent".into())).expect_err("no binaries");
     assert!(e.to_string().contains("apt-get install postgresql"), "{e}");
     let e = sysbench::Sysbench.validate(&ctx(dir.path(), &[])).expect_err("sysbench needs pg");
     assert!(e.to_string().contains("pg=auto"), "{e}");
@@ -93,7 +93,7 @@ fn unreachable_dsn_fails_prepare_quickly_and_clearly() {
 
 #[test]
 fn postgres_auto_runs_both_modes_and_removes_the_cluster() {
-    if let Err(e) = pg::cluster::bin_dir() {
+    if let Err(e) = crate::support::pg::cluster::bin_dir() {
         eprintln!("skipped: no PostgreSQL server binaries ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
@@ -123,7 +123,7 @@ fn postgres_auto_runs_both_modes_and_removes_the_cluster() {
 
 #[test]
 fn wrong_password_is_a_clear_error() {
-    let Some((dir, cluster)) = pg::tests::cluster_or_skip() else { return };
+    let Some((dir, cluster)) = crate::support::pg::tests::cluster_or_skip() else { return };
     let dsn = format!("postgres://racehorse:wrong@127.0.0.1:{}/postgres", cluster.config.port);
     let e = Oltp.prepare(&ctx(dir.path(), &[("pg", Value::Str(dsn))])).err().expect("wrong password");
     assert!(e.to_string().contains("password authentication failed for user"), "{e}");
@@ -131,7 +131,7 @@ fn wrong_password_is_a_clear_error() {
 
 #[test]
 fn server_killed_mid_run_fails_the_cell_without_hanging() {
-    if let Err(e) = pg::cluster::bin_dir() {
+    if let Err(e) = crate::support::pg::cluster::bin_dir() {
         eprintln!("skipped: no PostgreSQL server binaries ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
@@ -165,7 +165,7 @@ fn server_killed_mid_run_fails_the_cell_without_hanging() {
 #[test]
 fn server_mem_puts_the_server_alone_in_a_memory_cgroup() {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || pg::cluster::bin_dir().is_err() {
+    if unsafe { libc::geteuid() } != 0 || crate::support::pg::cluster::bin_dir().is_err() {
         eprintln!("skipped: needs root and the PostgreSQL server binaries");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
@@ -206,7 +206,7 @@ fn server_mem_puts_the_server_alone_in_a_memory_cgroup() {
 
 #[test]
 fn sysbench_adapter_stores_its_report_for_the_window() {
-    if let Err(e) = pg::cluster::bin_dir().and_then(|_| sysbench::Sysbench.check()) {
+    if let Err(e) = crate::support::pg::cluster::bin_dir().and_then(|_| sysbench::Sysbench.check()) {
         eprintln!("skipped: {e}");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),

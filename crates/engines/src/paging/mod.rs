@@ -8,7 +8,7 @@
 
 mod region;
 
-use crate::diskio::pattern::SplitMix64;
+use crate::support::rng::SplitMix64;
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, MemoryLimit, OptKind, OptionSpec, Phase, Recorder,
     WorkerMeter, Workload,

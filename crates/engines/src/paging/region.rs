@@ -1,8 +1,8 @@
 //! The paging engine's region: an anonymous or file-backed mapping, filled once, then touched
 //! one page at a time at random. Unmapped on drop; the file lives in the cell's work directory.
 
-use crate::diskio::io::{open_file, AlignedBuf, OpenMode};
-use crate::diskio::pattern::SplitMix64;
+use crate::support::direct_io::{open_file, AlignedBuf, OpenMode};
+use crate::support::rng::SplitMix64;
 use crate::EngineError;
 use std::fs::File;
 use std::io::Write;

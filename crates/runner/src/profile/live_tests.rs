@@ -3,6 +3,7 @@
 
 use super::*;
 use std::hint::black_box;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const FREQ_HZ: u32 = 999;

@@ -16,7 +16,8 @@ mod live_tests;
 pub use record::Recording;
 pub use report::{parse_lines, parse_report, report, summarize, ReportLine, Summary};
 
-use std::path::{Path, PathBuf};
+use racehorse_engines::support::path;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 /// The sampling event: a software timer, available without hardware counters (VMs).
@@ -83,14 +84,8 @@ pub fn find_perf() -> Result<PathBuf, String> {
 
 /// The first executable `name` in PATH, then in the usual system directories.
 fn locate(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
     let fallback = ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/bin", "/sbin"].map(PathBuf::from);
-    std::env::split_paths(&path).chain(fallback).map(|dir| dir.join(name)).find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    path::find_in(path::path_dirs().into_iter().chain(fallback), name, path::is_executable)
 }
 
 /// (major, minor) from `perf version 6.1.187` or `perf version 5.10.0-rc2.g1234`.

@@ -65,7 +65,7 @@ fn write_seq(f: &mut File, blocks: u64, size: usize) -> Result<(), String> {
 fn write_random(env: &mut TaskEnv, f: &File, blocks: u64, count: u64, size: usize) -> Result<(), String> {
     let buf = vec![0xa5u8; size];
     for _ in 0..count {
-        let off = env.rng.below(blocks) * size as u64;
+        let off = env.rng.below_mod(blocks) * size as u64;
         f.write_all_at(&buf, off).map_err(ioe("write"))?;
     }
     Ok(())
@@ -101,7 +101,7 @@ pub fn disk_rr(env: &mut TaskEnv) -> Result<(), String> {
     let f = File::open(&env.shared_file).map_err(ioe("open the shared file"))?;
     let mut buf = [0u8; BLOCK];
     for _ in 0..env.disk_blocks {
-        let off = env.rng.below(env.disk_blocks) * BLOCK as u64;
+        let off = env.rng.below_mod(env.disk_blocks) * BLOCK as u64;
         f.read_exact_at(&mut buf, off).map_err(ioe("read"))?;
         env.sink = env.sink.wrapping_add(u64::from(buf[0]));
     }
@@ -185,7 +185,7 @@ pub fn sync_disk_update(env: &mut TaskEnv) -> Result<(), String> {
         .map_err(ioe("reopen O_SYNC"))?;
     let mut buf = [0u8; BLOCK];
     for _ in 0..(blocks / 2).max(1) {
-        let off = env.rng.below(blocks) * BLOCK as u64;
+        let off = env.rng.below_mod(blocks) * BLOCK as u64;
         f.read_exact_at(&mut buf, off).map_err(ioe("read"))?;
         buf[0] = buf[0].wrapping_add(1);
         f.write_all_at(&buf, off).map_err(ioe("write"))?;

@@ -8,6 +8,7 @@ mod sys;
 
 pub use disk::create_shared;
 
+use crate::support::rng::SplitMix64;
 use std::path::PathBuf;
 
 /// What a task may use: its user's directory, sizes, a private random stream and buffers.
@@ -19,27 +20,9 @@ pub struct TaskEnv {
     /// Size of each disk task's file in 1 KiB blocks (re-aim's disk_iteration_count).
     pub disk_blocks: u64,
     /// The user's random stream (offsets, data).
-    pub rng: SplitMix,
+    pub rng: SplitMix64,
     /// A scratch byte counter so that the optimizer cannot drop a task's work.
     pub sink: u64,
-}
-
-/// A small, fast, seeded generator (SplitMix64).
-#[derive(Debug, Clone)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// A value in 0..n (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
 }
 
 /// A task body: does its fixed work or says what failed.

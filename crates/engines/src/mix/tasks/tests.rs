@@ -7,7 +7,7 @@ fn env(dir: &std::path::Path) -> TaskEnv {
     create_shared(&shared_file, 16).unwrap();
     let user = dir.join("user0");
     std::fs::create_dir(&user).unwrap();
-    TaskEnv { dir: user, shared_file, disk_blocks: 16, rng: SplitMix(3), sink: 0 }
+    TaskEnv { dir: user, shared_file, disk_blocks: 16, rng: SplitMix64::new(3), sink: 0 }
 }
 
 #[test]

@@ -86,7 +86,8 @@ fn option_table_is_sound() {
 #[test]
 fn missing_fio_is_a_clear_tool_error() {
     let empty = tempfile::tempdir().unwrap();
-    assert_eq!(find_in(empty.path().as_os_str()), None);
+    let dirs = std::env::split_paths(empty.path().as_os_str());
+    assert_eq!(crate::support::path::find_in(dirs, "fio", Path::is_file), None);
     let msg = missing().to_string();
     assert!(msg.contains("'fio' is not installed") && msg.contains("apt-get install fio"), "{msg}");
     assert!(matches!(missing(), EngineError::ToolMissing { .. }));

@@ -85,8 +85,9 @@ pub(crate) fn bin_dir_from(env: Option<std::ffi::OsString>) -> Result<PathBuf, E
     if let Some((_, d)) = versions.pop() {
         return Ok(d);
     }
-    std::env::var_os("PATH")
-        .and_then(|p| std::env::split_paths(&p).find(|d| usable(d)))
+    crate::support::path::path_dirs()
+        .into_iter()
+        .find(|d| usable(d))
         .ok_or_else(|| EngineError::ToolMissing { tool: "initdb/postgres".into(), hint: INSTALL_HINT.into() })
 }
 

@@ -5,7 +5,8 @@
 //!
 //! Some work runs in a freshly executed racehorse instead ([`in_fresh_process`]), when the
 //! binary enabled it ([`enable_fresh_process`]) and checks [`fresh_process_entry`] first thing
-//! in `main`. A child forked from the runner inherits its heap, its malloc state and its
+//! in `main`. A job names its kind; the kinds and their handlers are the registry's table
+//! (`crate::registry`), so this module knows none of the engines that use it. A child forked from the runner inherits its heap, its malloc state and its
 //! mappings: fork copies their page tables, the child's first writes to them take copy-on-write
 //! faults, and where the child's buffers land (their alignment, whether they reuse the
 //! parent's freed memory) depends on what the runner did before. A fresh process starts the
@@ -13,6 +14,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::Value;
 use std::io::Read;
 use std::os::fd::FromRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,12 +25,9 @@ const FRESH_ENV: &str = "RACEHORSE_FRESH_CHILD";
 /// Set by the racehorse binary, whose `main` checks [`fresh_process_entry`] first.
 static FRESH_ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// What a fresh process is asked to do.
-#[derive(Serialize, serde::Deserialize)]
-pub(crate) enum FreshJob {
-    Micro(crate::micro::child::Job),
-    Compute(crate::compute::child::Job),
-}
+/// Serves one kind of job in a fresh process: takes the job as sent (JSON) and returns the
+/// encoded reply (see [`serve`]).
+pub type FreshHandler = fn(Value) -> Vec<u8>;
 
 /// Called by a binary whose `main` calls [`fresh_process_entry`] first.
 pub fn enable_fresh_process() {
@@ -36,7 +35,7 @@ pub fn enable_fresh_process() {
 }
 
 /// Whether [`in_fresh_process`] can be used (the binary enabled it).
-pub(crate) fn fresh_process_enabled() -> bool {
+pub fn fresh_process_enabled() -> bool {
     FRESH_ENABLED.load(Ordering::Relaxed)
 }
 
@@ -46,23 +45,50 @@ fn reply_of<T: Serialize>(f: impl FnOnce() -> Result<T, String>) -> Vec<u8> {
     serde_json::to_vec(&reply).unwrap_or_default()
 }
 
-/// In a process started by [`in_fresh_process`]: does the job, writes the reply to stdout
-/// and returns the exit code; `None` in any other process.
-pub fn fresh_process_entry() -> Option<i32> {
+/// In a process started by [`in_fresh_process`]: does the job with the handler of its kind
+/// among `kinds`, writes the reply to stdout and returns the exit code; `None` in any other
+/// process.
+pub fn fresh_process_entry(kinds: &[(&str, FreshHandler)]) -> Option<i32> {
     let text = std::env::var(FRESH_ENV).ok()?;
-    let reply = match serde_json::from_str::<FreshJob>(&text) {
-        Ok(FreshJob::Micro(job)) => reply_of(|| crate::micro::child::run_job(&job)),
-        Ok(FreshJob::Compute(job)) => reply_of(|| crate::compute::child::run_job(&job)),
-        Err(e) => reply_of::<()>(|| Err(format!("bad job in {FRESH_ENV}: {e}"))),
+    let reply = match decode_job(&text, kinds) {
+        Ok((handler, job)) => handler(job),
+        Err(e) => reply_of::<()>(|| Err(e)),
     };
     write_all(1, &reply);
     Some(0)
 }
 
-/// Does `job` in a freshly executed copy of this binary (pinned as the caller is) and
-/// returns its reply; `who` names the process in errors.
-pub(crate) fn in_fresh_process<T: DeserializeOwned>(who: &str, job: &FreshJob) -> Result<T, String> {
-    let text = serde_json::to_string(job).map_err(|e| format!("encoding the job: {e}"))?;
+/// A job as sent, `{"<kind>": <job>}`, and the handler of its kind.
+fn decode_job(text: &str, kinds: &[(&str, FreshHandler)]) -> Result<(FreshHandler, Value), String> {
+    let bad = |what: String| format!("bad job in {FRESH_ENV}: {what}");
+    let map: serde_json::Map<String, Value> = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    let mut entries = map.into_iter();
+    let (Some((kind, job)), None) = (entries.next(), entries.next()) else {
+        return Err(bad("expected one kind of job".into()));
+    };
+    let handler = kinds.iter().find(|(name, _)| *name == kind).map(|(_, h)| *h);
+    handler.map(|h| (h, job)).ok_or_else(|| bad(format!("no handler for jobs of kind '{kind}'")))
+}
+
+/// The body of a [`FreshHandler`]: decodes the job as `J`, runs `f` on it and encodes its
+/// result (a panic is a failure).
+pub fn serve<J: DeserializeOwned, T: Serialize>(
+    job: Value,
+    f: impl FnOnce(J) -> Result<T, String>,
+) -> Vec<u8> {
+    reply_of(|| f(serde_json::from_value(job).map_err(|e| format!("bad job in {FRESH_ENV}: {e}"))?))
+}
+
+/// Does `job`, of kind `kind` (a kind of the registry's table), in a freshly executed copy
+/// of this binary (pinned as the caller is) and returns its reply; `who` names the process
+/// in errors.
+pub fn in_fresh_process<J: Serialize, T: DeserializeOwned>(
+    who: &str,
+    kind: &str,
+    job: &J,
+) -> Result<T, String> {
+    let encoded = serde_json::to_value(job).map_err(|e| format!("encoding the job: {e}"))?;
+    let text = Value::Object(std::iter::once((kind.to_string(), encoded)).collect()).to_string();
     let out = std::process::Command::new("/proc/self/exe")
         .env(FRESH_ENV, text)
         .stdin(std::process::Stdio::null())
@@ -74,7 +100,7 @@ pub(crate) fn in_fresh_process<T: DeserializeOwned>(who: &str, job: &FreshJob) -
 }
 
 /// Writes all of `bytes` to `fd` (a pipe), giving up on an error.
-pub(crate) fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
+pub fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
     while !bytes.is_empty() {
         // SAFETY: the caller's open descriptor and a live buffer.
         let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
@@ -87,7 +113,7 @@ pub(crate) fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
 
 /// The child's reply as sent: `Ok(value)` or why it failed; a child that sent nothing
 /// readable is described by its exit `code` or `signal`. `who` names the process in errors.
-pub(crate) fn parse_reply<T: DeserializeOwned>(
+pub fn parse_reply<T: DeserializeOwned>(
     who: &str,
     text: &[u8],
     code: Option<i32>,
@@ -102,7 +128,7 @@ pub(crate) fn parse_reply<T: DeserializeOwned>(
 
 /// Runs `f` in a forked child and returns its result; a child that dies says how. `who`
 /// names the child in errors ("the measuring process").
-pub(crate) fn in_child<T: Serialize + DeserializeOwned>(
+pub fn in_child<T: Serialize + DeserializeOwned>(
     who: &str,
     f: impl FnOnce() -> Result<T, String>,
 ) -> Result<T, String> {
@@ -144,10 +170,10 @@ pub(crate) fn in_child<T: Serialize + DeserializeOwned>(
 
 /// Pins this thread (and the processes it starts) to the last CPU it may use; the old mask
 /// comes back on drop.
-pub(crate) struct Pinned(Option<libc::cpu_set_t>);
+pub struct Pinned(Option<libc::cpu_set_t>);
 
 impl Pinned {
-    pub(crate) fn to_last_cpu() -> Pinned {
+    pub fn to_last_cpu() -> Pinned {
         // SAFETY: cpu_set_t is plain data; the calls only read and write it.
         unsafe {
             let mut old: libc::cpu_set_t = std::mem::zeroed();
@@ -198,6 +224,26 @@ mod tests {
     fn the_test_binary_has_no_fresh_process_entry() {
         // Nothing enables fresh processes here and no job is in the environment.
         assert!(!fresh_process_enabled());
-        assert!(fresh_process_entry().is_none());
+        assert!(fresh_process_entry(&[]).is_none());
+    }
+
+    fn double(job: Value) -> Vec<u8> {
+        serve(job, |n: u32| if n > 100 { Err(format!("{n} is too big")) } else { Ok(2 * n) })
+    }
+
+    #[test]
+    fn jobs_reach_the_handler_of_their_kind() {
+        let kinds: &[(&str, FreshHandler)] = &[("Double", double)];
+        let (handler, job) = decode_job(r#"{"Double": 21}"#, kinds).expect("a known kind");
+        assert_eq!(parse_reply::<u32>("x", &handler(job), Some(0), None), Ok(42));
+        let (handler, job) = decode_job(r#"{"Double": 200}"#, kinds).expect("a known kind");
+        assert_eq!(parse_reply::<u32>("x", &handler(job), Some(0), None), Err("200 is too big".into()));
+        let (handler, job) = decode_job(r#"{"Double": "x"}"#, kinds).expect("a known kind");
+        let e = parse_reply::<u32>("x", &handler(job), Some(0), None).expect_err("not a number");
+        assert!(e.starts_with("bad job in RACEHORSE_FRESH_CHILD"), "{e}");
+        let e = decode_job(r#"{"Triple": 1}"#, kinds).expect_err("unknown kind");
+        assert!(e.contains("no handler for jobs of kind 'Triple'"), "{e}");
+        assert!(decode_job(r#"{"Double": 1, "Other": 2}"#, kinds).is_err(), "one job at a time");
+        assert!(decode_job("[", kinds).is_err());
     }
 }

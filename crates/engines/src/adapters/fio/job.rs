@@ -6,7 +6,7 @@
 //! Every job is named [`JOB_NAME`] and each of its `numjobs` clones uses its own file
 //! `rhfio.<jobnum>` in the target directory, so all passes of a cell use the same files.
 
-use crate::diskio::DiskPhase;
+use crate::support::disk_options::DiskPhase;
 use std::time::Duration;
 
 /// The name of every fio job racehorse runs; also the prefix of the data files.

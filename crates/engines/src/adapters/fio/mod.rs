@@ -28,7 +28,9 @@ pub(crate) mod process;
 #[cfg(test)]
 mod tests;
 
-use crate::diskio::DiskPhase;
+use crate::support::disk_options::{self, DiskPhase};
+use crate::support::path;
+use crate::support::proc_tree::tree_cpu;
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
 use job::{IoEngine, JobSpec, Pass, Timing};
 use process::{Event, Exit, FioRun};
@@ -42,7 +44,7 @@ pub struct Fio;
 
 /// The same option table as the native `diskio` engine, so one suite runs both on the
 /// same axes.
-const OPTIONS: &[OptionSpec] = crate::diskio::OPTIONS;
+const OPTIONS: &[OptionSpec] = disk_options::OPTIONS;
 
 /// The error `check()` gives when fio is not installed.
 fn missing() -> EngineError {
@@ -52,14 +54,9 @@ fn missing() -> EngineError {
     }
 }
 
-/// Finds `fio` in the directories of a PATH-like list.
-fn find_in(path: &std::ffi::OsStr) -> Option<PathBuf> {
-    std::env::split_paths(path).map(|d| d.join("fio")).find(|p| p.is_file())
-}
-
 /// Finds `fio` on PATH.
 pub(crate) fn fio_path() -> Option<PathBuf> {
-    find_in(&std::env::var_os("PATH")?)
+    path::find_file("fio")
 }
 
 impl Engine for Fio {
@@ -112,7 +109,7 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         utf8(&ctx.work_dir)?.to_string()
     } else if Path::new(target).is_dir() {
         target.to_string()
-    } else if crate::diskio::is_block_device(Path::new(target)) {
+    } else if disk_options::is_block_device(Path::new(target)) {
         let destructive = ctx.spec.params.get("destructive").and_then(|v| v.as_bool()).unwrap_or(false);
         if phase.writes() && !destructive {
             return Err(EngineError::Usage(format!(
@@ -244,7 +241,7 @@ impl FioCell {
                 }
             }
         }
-        let cpu0 = process::tree_cpu(run.pid());
+        let cpu0 = tree_cpu(run.pid());
         ctl.begin_measure();
         let limit = self.spec.timed.then(|| Instant::now() + ctl.runtime * 2 + Duration::from_secs(120));
         let mut done = 0;
@@ -254,7 +251,7 @@ impl FioCell {
                     done += 1;
                     if done == self.spec.procs {
                         ctl.end_measure();
-                        break Some(process::tree_cpu(run.pid()));
+                        break Some(tree_cpu(run.pid()));
                     }
                 }
                 Some(Event::Exited(res)) => {

@@ -3,10 +3,10 @@
 //! statement; BEGIN and COMMIT through the simple protocol. Deadlocks, serialization failures
 //! and unique violations (two workers re-inserting one id) restart the transaction.
 
-use super::client::{PgConfig, PgConn, PgError};
-use super::wire::Param;
-use crate::oltp::mix::{Kind, Stmt, C_LEN};
-use crate::oltp::schema::{statements, stmt_name, table_sql, DbError, Session};
+use super::mix::{Kind, Stmt, C_LEN};
+use super::schema::{statements, stmt_name, table_sql, DbError, Session};
+use crate::support::pg::client::{PgConfig, PgConn, PgError};
+use crate::support::pg::wire::Param;
 
 /// SQLSTATEs sysbench's pgsql driver treats as retryable.
 const RETRY_STATES: &[&str] = &["40P01", "40001", "23505"];

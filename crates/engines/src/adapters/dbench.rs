@@ -1,11 +1,11 @@
 //! The `dbench` adapter: runs the real dbench 4.0 and stores its results like ours. The
 //! measured window opens at dbench's first "execute" line and closes at its "cleanup" line;
-//! the CPU of dbench's processes is read from /proc at those two moments.
+//! the CPU of dbench's process tree is read from /proc at those two moments
+//! (`crate::support::proc_tree`).
 
+use crate::support::proc_tree::tree_cpu;
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
-use racehorse_machine::procstat::user_hz;
-use racehorse_machine::rusage::CpuTime;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,8 +33,7 @@ const OPTIONS: &[OptionSpec] = &[
 
 /// Finds `dbench` on PATH.
 fn dbench_path() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("dbench")).find(|p| p.is_file())
+    crate::support::path::find_file("dbench")
 }
 
 impl Engine for Dbench {
@@ -127,35 +126,6 @@ fn parse_report(lines: &[String]) -> DbenchReport {
     r
 }
 
-/// CPU of `pid` and all its descendants, from /proc/PID/stat (utime, stime).
-fn tree_cpu(pid: u32) -> CpuTime {
-    let hz = user_hz() as f64;
-    let mut procs: Vec<(u32, u32, u64, u64)> = Vec::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-            let Ok(text) = std::fs::read_to_string(e.path().join("stat")) else { continue };
-            let Some(rest) = text.rfind(')').map(|i| &text[i + 2..]) else { continue };
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            if let (Some(pp), Some(u), Some(s)) = (f.get(1), f.get(11), f.get(12)) {
-                procs.push((p, pp.parse().unwrap_or(0), u.parse().unwrap_or(0), s.parse().unwrap_or(0)));
-            }
-        }
-    }
-    let mut members = vec![pid];
-    let mut i = 0;
-    while i < members.len() {
-        let parent = members[i];
-        members.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
-        i += 1;
-    }
-    let (u, s) = procs
-        .iter()
-        .filter(|p| members.contains(&p.0))
-        .fold((0u64, 0u64), |acc, p| (acc.0 + p.2, acc.1 + p.3));
-    CpuTime { user_s: u as f64 / hz, kernel_s: s as f64 / hz }
-}
-
 fn spawn(cell: &DbenchCell, runtime_s: u64) -> Result<(Child, Receiver<String>), EngineError> {
     let exe = dbench_path().ok_or_else(|| EngineError::ToolMissing {
         tool: "dbench".into(),
@@ -205,7 +175,7 @@ impl Workload for DbenchCell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
         let runtime_s = ctl.runtime.as_secs().max(2);
         let (mut child, rx) = spawn(self, runtime_s)?;
-        let pid = child.id();
+        let pid = child.id() as i32;
         let deadline = Instant::now() + Duration::from_secs(runtime_s * 3 + 60);
         let (mut lines, mut cpu0, mut cpu1) = (Vec::new(), None, None);
         loop {
@@ -306,11 +276,5 @@ Throughput 556.794 MB/sec  2 clients  2 procs  max_latency=146.312 ms";
         assert_eq!(r.throughput_mb_s, Some(556.794));
         assert_eq!(r.ops.len(), 2);
         assert_eq!(r.ops[1], ("ReadX".to_string(), 140031, 0.003, 2.360));
-    }
-
-    #[test]
-    fn tree_cpu_of_self_is_nonnegative() {
-        let c = tree_cpu(std::process::id());
-        assert!(c.user_s >= 0.0 && c.kernel_s >= 0.0);
     }
 }

@@ -1,0 +1,181 @@
+//! What the native `diskio` engine and the `fio` adapter share, so one suite runs both on the
+//! same cells: the option table, IOzone's phases (and fio's randrw), and telling a block-device
+//! target from a directory.
+
+use crate::{OptKind, OptionSpec};
+use std::path::Path;
+
+pub const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "phase",
+        kind: OptKind::Choice(DiskPhase::NAMES),
+        default: "read",
+        help: "IOzone phase (write creates the files, rewrite overwrites them, read is cold, reread warm, \
+               random phases use record-aligned offsets) or fio's randrw",
+    },
+    OptionSpec {
+        name: "procs",
+        kind: OptKind::Int { min: 1, max: 1024 },
+        default: "1",
+        help: "processes (worker threads), each on its own file (IOzone -t, fio numjobs)",
+    },
+    OptionSpec {
+        name: "bs",
+        kind: OptKind::Size { min: 512, max: 64 << 20 },
+        default: "64k",
+        help: "record size: bytes per read or write (IOzone -r, fio bs)",
+    },
+    OptionSpec {
+        name: "size",
+        kind: OptKind::Size { min: 4096, max: 1 << 40 },
+        default: "64m",
+        help: "file size per process (IOzone -s, fio size); a multiple of bs",
+    },
+    OptionSpec {
+        name: "direct",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "O_DIRECT: bypass the page cache (IOzone -I, fio direct=1)",
+    },
+    OptionSpec {
+        name: "fsync",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "fsync each file inside the timed part, after its writes (IOzone -e, fio end_fsync)",
+    },
+    OptionSpec {
+        name: "ioengine",
+        kind: OptKind::Choice(&["psync", "io_uring"]),
+        default: "psync",
+        help: "psync: one pread/pwrite at a time; io_uring: iodepth operations held in flight",
+    },
+    OptionSpec {
+        name: "iodepth",
+        kind: OptKind::Int { min: 1, max: 4096 },
+        default: "1",
+        help: "operations in flight per process (io_uring only)",
+    },
+    OptionSpec {
+        name: "rwmixread",
+        kind: OptKind::Int { min: 0, max: 100 },
+        default: "50",
+        help: "percentage of reads in randrw",
+    },
+    OptionSpec {
+        name: "timed",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "false: one pass per process, window ends at the first to finish (IOzone stonewall); \
+               true: loop until the runtime window ends (fio time_based)",
+    },
+    OptionSpec {
+        name: "min_window_ms",
+        kind: OptKind::Int { min: 0, max: 3_600_000 },
+        default: "1000",
+        help: "pass mode: repeat each process's pass until its window lasts this long, counting every pass \
+               (write truncates first; cold reads without direct are never repeated, the cache would serve \
+               them); 0: one pass. diskio only: the fio engine ignores it",
+    },
+    OptionSpec {
+        name: "target",
+        kind: OptKind::Str,
+        default: "",
+        help: "directory for the test files (default: the cell's work directory), or a block device \
+               (read phases only unless destructive=true); several targets as an axis compare volumes",
+    },
+    OptionSpec {
+        name: "destructive",
+        kind: OptKind::Bool,
+        default: "false",
+        help: "allow write phases on a block-device target: DESTROYS the data on that device",
+    },
+];
+
+/// A phase of IOzone (or fio's randrw).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskPhase {
+    Write,
+    Rewrite,
+    Read,
+    Reread,
+    RandRead,
+    RandWrite,
+    RandRw,
+}
+
+impl DiskPhase {
+    /// The option words, in table order (shared with the fio adapter).
+    pub const NAMES: &'static [&'static str] =
+        &["write", "rewrite", "read", "reread", "randread", "randwrite", "randrw"];
+
+    pub fn parse(s: &str) -> Option<DiskPhase> {
+        Some(match s {
+            "write" => DiskPhase::Write,
+            "rewrite" => DiskPhase::Rewrite,
+            "read" => DiskPhase::Read,
+            "reread" => DiskPhase::Reread,
+            "randread" => DiskPhase::RandRead,
+            "randwrite" => DiskPhase::RandWrite,
+            "randrw" => DiskPhase::RandRw,
+            _ => return None,
+        })
+    }
+
+    /// Offsets are drawn at random.
+    pub fn is_random(self) -> bool {
+        matches!(self, DiskPhase::RandRead | DiskPhase::RandWrite | DiskPhase::RandRw)
+    }
+
+    /// The files must exist (laid out untimed in prepare) before the phase.
+    pub fn needs_layout(self) -> bool {
+        self != DiskPhase::Write
+    }
+
+    /// The phase writes.
+    pub fn writes(self) -> bool {
+        matches!(self, DiskPhase::Write | DiskPhase::Rewrite | DiskPhase::RandWrite | DiskPhase::RandRw)
+    }
+
+    /// The phase reads.
+    pub fn reads(self) -> bool {
+        !matches!(self, DiskPhase::Write | DiskPhase::Rewrite | DiskPhase::RandWrite)
+    }
+
+    /// Reads should find the file out of the page cache (IOzone's read after write with a
+    /// cold cache; reread is the warm case).
+    pub fn cold(self) -> bool {
+        matches!(self, DiskPhase::Read | DiskPhase::RandRead | DiskPhase::RandRw)
+    }
+}
+
+/// The path is a block device (a disk, partition or loop device).
+pub fn is_block_device(p: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p).map(|m| m.file_type().is_block_device()).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_phase_word_parses_and_the_table_offers_them() {
+        for w in DiskPhase::NAMES {
+            assert!(DiskPhase::parse(w).is_some(), "{w}");
+        }
+        assert_eq!(DiskPhase::parse("trim"), None);
+        let phase = OPTIONS.iter().find(|o| o.name == "phase").expect("phase option");
+        assert_eq!(phase.kind, OptKind::Choice(DiskPhase::NAMES));
+        assert!(DiskPhase::RandRw.reads() && DiskPhase::RandRw.writes() && DiskPhase::RandRw.is_random());
+        assert!(!DiskPhase::Write.needs_layout() && DiskPhase::Rewrite.needs_layout());
+        assert!(DiskPhase::Read.cold() && !DiskPhase::Reread.cold());
+    }
+
+    #[test]
+    fn block_devices_are_told_from_files_and_directories() {
+        let dir = tempfile::tempdir().expect("tmp");
+        assert!(!is_block_device(dir.path()));
+        assert!(!is_block_device(&dir.path().join("absent")));
+        assert!(!is_block_device(Path::new("/dev/null")), "a character device");
+    }
+}

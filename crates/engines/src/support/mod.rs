@@ -1,0 +1,14 @@
+//! Shared support of the engines, the layer between the contract (`lib.rs`, `options`,
+//! `control`, `recorder`, `error`) and the engines. Engines and adapters import from here and
+//! from the contract, never from one another (a test, `crate::layers`, keeps it so); code
+//! here imports only the contract and other support modules.
+
+pub mod direct_io;
+pub mod disk_options;
+pub mod fd_limit;
+pub mod forked;
+pub mod path;
+pub mod pg;
+pub mod proc_tree;
+pub mod rng;
+pub mod sqlite;
