@@ -44,7 +44,7 @@ pub fn list(cli: &Cli) -> CmdResult {
 }
 
 fn params_text(c: &CellResult) -> String {
-    c.spec.params.iter().map(|(k, v)| format!("{k}={}", shown(k, v))).collect::<Vec<_>>().join(" ")
+    racehorse_report::flat::params_text(&c.spec.params)
 }
 
 fn median_of(cells: &[&CellResult], f: impl Fn(&CellResult) -> Option<f64>) -> Option<Summary> {
