@@ -241,3 +241,27 @@ fn the_environment_and_block_variants_follow_the_engines_target_device() {
     assert_eq!(t["fstype"], "block device", "{t}");
     assert_eq!(t["read_ahead_kb"].as_u64().map(|v| v.to_string()), Some(before.clone()), "{t}");
 }
+
+/// Issue 23, case 7: with a state file owned by a live racehorse, `restore` printed "nothing
+/// to restore" and exited 0. It now names the running racehorse and restores nothing.
+#[test]
+fn restore_names_a_live_owner_and_leaves_its_state_alone() {
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let s = suite(&sb, "3s");
+    let mut run = run_sharing(&sb, &sb, &["run", &s, "-q", "--no-warm-up"]).spawn().unwrap();
+    let lock = sb.state_dir().join("machine.lock");
+    let t0 = Instant::now();
+    while std::fs::metadata(&lock).map_or(true, |m| m.len() == 0) && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = sb.run(&["restore"]);
+    signal(&run, libc::SIGTERM);
+    let _ = run.wait();
+    assert_eq!(out.status.code(), Some(75), "{}", text(&out));
+    assert!(
+        text(&out).contains("racehorse run suite") && text(&out).contains("nothing was restored"),
+        "{}",
+        text(&out)
+    );
+}
