@@ -15,10 +15,9 @@ pub fn plugd_state_file(state_file: &Path) -> PathBuf {
     state_file.with_file_name("plugd-restore.json")
 }
 
+/// Whether `pid` runs on this machine (the pids in file and directory names are the host's).
 fn alive(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_ascii_whitespace().next());
-    state.is_some_and(|s| s != "Z" && s != "X")
+    crate::state::running(Path::new("/proc"), pid)
 }
 
 fn is_plugd(pid: u32) -> bool {

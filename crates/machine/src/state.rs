@@ -76,10 +76,15 @@ fn is_zombie(proc_dir: &Path, pid: u32) -> bool {
         .is_some_and(|s| s == "Z" || s == "X")
 }
 
+/// True when `pid` exists under `proc_dir` and has not ended (a zombie counts as ended).
+pub(crate) fn running(proc_dir: &Path, pid: u32) -> bool {
+    proc_dir.join(pid.to_string()).exists() && !is_zombie(proc_dir, pid)
+}
+
 /// True when the owner of `state` still runs (same pid and, if known, same start time; a
 /// killed owner its parent has not reaped yet counts as gone).
 pub(crate) fn owner_alive(root: &SysRoot, state: &SavedState) -> bool {
-    if !root.proc(state.pid.to_string()).exists() || is_zombie(&root.proc_dir, state.pid) {
+    if !running(&root.proc_dir, state.pid) {
         return false;
     }
     match (state.start_ticks, start_ticks(&root.proc_dir, state.pid)) {

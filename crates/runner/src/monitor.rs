@@ -72,15 +72,14 @@ impl WindowHooks for EdgeHooks {
 /// readings inside it. (Not from /proc/stat: an offline CPU's idle time jumps when it comes
 /// and goes, so tick sums do not count CPUs.)
 pub(crate) fn cpus_online_mean(edges: &Edges, monitor: &[(Instant, u32)]) -> Option<f64> {
-    let (Some(t0), Some(t1)) = edges.window else { return None };
-    let inside: Vec<f64> = edges
-        .online
-        .iter()
-        .chain(monitor)
-        .filter(|(t, _)| *t >= t0 && *t <= t1)
-        .map(|(_, n)| f64::from(*n))
-        .collect();
-    (!inside.is_empty()).then(|| inside.iter().sum::<f64>() / inside.len() as f64)
+    let inside = online_inside(edges, monitor);
+    (!inside.is_empty()).then(|| inside.iter().map(|&n| f64::from(n)).sum::<f64>() / inside.len() as f64)
+}
+
+/// The online-CPU counts read inside the window (edges and monitor); empty without a window.
+pub(crate) fn online_inside(edges: &Edges, monitor: &[(Instant, u32)]) -> Vec<u32> {
+    let (Some(t0), Some(t1)) = edges.window else { return Vec::new() };
+    edges.online.iter().chain(monitor).filter(|(t, _)| *t >= t0 && *t <= t1).map(|(_, n)| *n).collect()
 }
 
 /// When and how many CPUs were online.

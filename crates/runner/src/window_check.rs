@@ -2,7 +2,7 @@
 //! (noise, from the process scans at the edges), whether the CPU figures have enough clock
 //! ticks behind them, and whether the CPUs the cell asked for stayed online throughout.
 
-use crate::monitor::{Edges, OnlineReadings};
+use crate::monitor::{online_inside, Edges, OnlineReadings};
 use racehorse_core::quality::CPU;
 use racehorse_core::CellResult;
 use racehorse_machine::tenants::{between, noise_reason};
@@ -50,15 +50,7 @@ impl WindowCheck<'_> {
     /// count the cell asked for: never fewer; with hotplug, never more either.
     fn cpus_held(&self, label: String, asked: u32) -> Result<(), String> {
         let Some(method) = self.method else { return Ok(()) };
-        let (Some(t0), Some(t1)) = self.edges.window else { return Ok(()) };
-        let inside: Vec<u32> = self
-            .edges
-            .online
-            .iter()
-            .chain(self.monitor)
-            .filter(|(t, _)| *t >= t0 && *t <= t1)
-            .map(|(_, n)| *n)
-            .collect();
+        let inside = online_inside(self.edges, self.monitor);
         let (Some(&min), Some(&max)) = (inside.iter().min(), inside.iter().max()) else { return Ok(()) };
         if min < asked || (method == CpuMethod::Hotplug && max > asked) {
             let seen = if min == max { format!("{min}") } else { format!("{min} to {max}") };
