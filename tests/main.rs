@@ -5,6 +5,7 @@ mod common;
 mod compare_cli;
 mod compute_cli;
 mod disk_cli;
+mod house_rules;
 mod micro_cli;
 mod mix_cli;
 mod net_cli;

@@ -164,10 +164,8 @@ pub enum RunFormat {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// What to run: a preset (quick, standard, disk-configs, hotplug, lmbench, net, reaim, compute,
-    /// compute-standard), a workload (see `racehorse workloads`: fileserver, dbench, diskio, fio,
-    /// smallread, paging, command, micro, oltp, sysbench, analytics, net, iperf3, mix, compute, null), or
-    /// a suite .toml file; a preset wins over a workload of the same name (net, compute)
+    /// What to run: a preset, a workload or a suite .toml file (the lists are generated from
+    /// the presets and the registry, see `shortcuts::what_help`)
     pub what: String,
     /// Label for the run, used by show/compare (default: the preset, workload or file name)
     #[arg(long)]
@@ -175,17 +173,6 @@ pub struct RunArgs {
     /// Online-CPU counts to scale over, e.g. 1,2 (default: all online CPUs)
     #[arg(long, value_delimiter = ',')]
     pub cpus: Vec<u32>,
-    /// Client/process counts, e.g. 1,4,8 (for workloads with a `clients` option)
-    #[arg(long, value_delimiter = ',')]
-    pub clients: Vec<String>,
-    /// Thread counts for workloads with a `threads` option (oltp, sysbench), e.g. 8,16,32
-    #[arg(long, value_delimiter = ',')]
-    pub threads: Vec<String>,
-    /// PostgreSQL for oltp/sysbench/analytics: a DSN (postgres://user:pw@127.0.0.1:5432/db) or
-    /// `auto` (a throw-away cluster made with the installed PostgreSQL binaries); the same as
-    /// `-o pg:=VALUE`
-    #[arg(long, value_name = "DSN|auto")]
-    pub pg: Option<String>,
     /// Any workload option, NAME=V1[,V2...] (a list is an axis); NAME:=VALUE takes VALUE whole,
     /// commas included (regular expressions, command lines); repeat for several (see
     /// `racehorse workloads show NAME`)
@@ -213,18 +200,6 @@ pub struct RunArgs {
     /// Do not sync and drop the page cache before each cell
     #[arg(long)]
     pub no_drop_caches: bool,
-    /// Allow disk workloads to write to a block-device target (destroys its data); the same as
-    /// `-o destructive=true`
-    #[arg(long)]
-    pub destructive: bool,
-    /// C compiler for the compute engine's integer kernels (the same as `-o cc=CC`); they are
-    /// compiled at prepare time and their checksums checked against the Rust kernels'
-    #[arg(long, value_name = "CC")]
-    pub cc: Option<String>,
-    /// Flags for --cc, taken whole; repeat to compare variants (an axis), e.g.
-    /// --cflags=-O2 --cflags='-O3 -march=native'
-    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
-    pub cflags: Vec<String>,
     /// Limit the memory of the whole run (workload threads and harness) with a cgroup, e.g.
     /// 512M; root only; restored afterwards (seed 004's setup for cold disk reads)
     #[arg(long, value_name = "SIZE")]
@@ -246,10 +221,6 @@ pub struct RunArgs {
     /// No progress bar
     #[arg(long, short)]
     pub quiet: bool,
-    /// The `net` workload's peer, HOST:PORT of a `racehorse serve` (the same as `-o peer=`);
-    /// default: a peer on loopback started for each cell
-    #[arg(long, value_name = "HOST:PORT")]
-    pub peer: Option<String>,
     /// Output: text, or JSON lines of events (stdout carries JSON only)
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub format: RunFormat,
@@ -272,9 +243,13 @@ pub struct RunArgs {
     /// Do not run the first cell once, unmeasured, before the first measured window
     #[arg(long)]
     pub no_warm_up: bool,
-    /// The program of `racehorse run command ... -- PROGRAM ARGS` (sets the command engine's cmd)
+    /// Words after -- for workloads that run a program (help generated from the engines)
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub program: Vec<String>,
+    /// Engine options set by the shortcut flags (`--clients`, `--pg` …), which are generated
+    /// from the engines' descriptions and read after parsing (`shortcuts::values`)
+    #[arg(skip)]
+    pub shortcut_values: crate::shortcuts::OptionValues,
 }
 
 #[derive(Args, Debug)]
@@ -314,6 +289,9 @@ pub struct EnvArgs {
 
 #[derive(Args, Debug)]
 pub struct WorkloadsArgs {
+    /// Print the overview as the markdown table of docs/workloads.md
+    #[arg(long)]
+    pub markdown: bool,
     #[command(subcommand)]
     pub sub: Option<WorkloadsSub>,
 }

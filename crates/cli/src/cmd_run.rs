@@ -5,7 +5,7 @@ use crate::args::{Cli, RunArgs, RunFormat};
 use crate::{cmd_show, CmdResult, Failure};
 use anyhow::Context;
 use racehorse_core::Value;
-use racehorse_engines::find;
+use racehorse_engines::{find, ready, registry};
 use racehorse_machine::guard::default_state_file;
 use racehorse_machine::lock::{LockError, MachineLock};
 use racehorse_machine::recovery::recover_all;
@@ -45,42 +45,16 @@ fn parse_opt(text: &str) -> Result<(String, Vec<String>), Failure> {
     Ok((name.trim().to_string(), vals.split(',').map(|v| v.trim().to_string()).collect()))
 }
 
-/// Engine option values given on the command line (`--clients`, `--destructive`, `--cc`,
-/// `--cflags`, `--opt`).
-fn flag_options(a: &RunArgs) -> Result<Vec<(String, Vec<String>)>, Failure> {
-    let mut out = Vec::new();
-    if !a.clients.is_empty() {
-        out.push(("clients".to_string(), a.clients.clone()));
-    }
-    if a.destructive {
-        out.push(("destructive".to_string(), vec!["true".to_string()]));
-    }
-    if !a.threads.is_empty() {
-        out.push(("threads".to_string(), a.threads.clone()));
-    }
-    if let Some(pg) = &a.pg {
-        out.push(("pg".to_string(), vec![pg.clone()]));
-    }
-    if let Some(peer) = &a.peer {
-        out.push(("peer".to_string(), vec![peer.clone()]));
-    }
-    if let Some(cc) = &a.cc {
-        out.push(("cc".to_string(), vec![cc.clone()]));
-    }
-    if !a.cflags.is_empty() {
-        out.push(("cflags".to_string(), a.cflags.clone()));
-    }
+/// Engine option values given on the command line: the shortcut flags, `--opt`, and the
+/// words after `--`.
+fn flag_options(a: &RunArgs) -> Result<crate::shortcuts::OptionValues, Failure> {
+    let mut out = a.shortcut_values.clone();
     for o in &a.opts {
         out.push(parse_opt(o)?);
     }
     if !a.program.is_empty() {
-        if a.what != "command" {
-            return Err(Failure::usage(format!(
-                "a program after -- is for `racehorse run command`, not '{}'",
-                a.what
-            )));
-        }
-        out.push(("cmd".to_string(), vec![shell_join(&a.program)]));
+        let option = crate::shortcuts::trailing_option(registry(), &a.what).map_err(Failure::usage)?;
+        out.push((option.to_string(), vec![shell_join(&a.program)]));
     }
     Ok(out)
 }
@@ -273,7 +247,7 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
     let (suite, label) = build_suite(a, online)?;
     for w in &suite.workloads {
         if let Some(e) = find(&w.engine) {
-            e.check().map_err(Failure::usage)?;
+            ready(e, !a.dry_run).map_err(Failure::usage)?;
         }
     }
     let plan = Plan::expand(&suite, possible, online).map_err(Failure::usage)?;

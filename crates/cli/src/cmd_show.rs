@@ -1,12 +1,11 @@
-//! `list`, `show`, `export`, `env` and `workloads`: reading the store and the registry.
+//! `list`, `show`, `export` and `env`: reading the store.
 
-use crate::args::{Cli, EnvArgs, ExportArgs, ExportFormat, ShowArgs, WorkloadsArgs, WorkloadsSub};
+use crate::args::{Cli, EnvArgs, ExportArgs, ExportFormat, ShowArgs};
 use crate::cmd_run::open_store_read_only;
 use crate::table::Table;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_core::{CellResult, CellStatus, WorkUnit};
-use racehorse_engines::{find, registry};
 use racehorse_machine::{env, SysRoot};
 use racehorse_report::model::{outlier_note, shown, Metric};
 use racehorse_report::quality;
@@ -402,35 +401,6 @@ pub fn env(cli: &Cli, a: &EnvArgs) -> CmdResult {
             t.row(vec![k, v]);
         }
         print!("{}", t.render());
-    }
-    Ok(0)
-}
-
-pub fn workloads(a: &WorkloadsArgs) -> CmdResult {
-    match &a.sub {
-        None => {
-            let mut t = Table::new(&["name", "unit", "description"], 3);
-            for e in registry() {
-                t.row(vec![e.name().into(), e.unit().to_string(), e.about().into()]);
-            }
-            print!("{}", t.render());
-            println!("\n`racehorse workloads show NAME` lists an engine's options.");
-        }
-        Some(WorkloadsSub::Show { name }) => {
-            let e = find(name).ok_or_else(|| {
-                let names: Vec<&str> = registry().iter().map(|e| e.name()).collect();
-                Failure::usage(format!("unknown workload '{name}'; valid workloads: {}", names.join(", ")))
-            })?;
-            println!("{} — {}\nunit of work: {}\n", e.name(), e.about(), e.unit());
-            let mut t = Table::new(&["option", "kind", "default", "help"], 4);
-            for o in e.options() {
-                t.row(vec![o.name.into(), o.kind.describe(), o.default.into(), o.help.into()]);
-            }
-            print!("{}", t.render());
-            println!(
-                "\nruntime, warmup, reps and cpus apply to every workload (see `racehorse run --help`)."
-            );
-        }
     }
     Ok(0)
 }

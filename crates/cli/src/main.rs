@@ -12,10 +12,12 @@ mod cmd_plugd;
 mod cmd_run;
 mod cmd_serve;
 mod cmd_show;
+mod cmd_workloads;
+mod shortcuts;
 mod table;
 
 use args::{Cli, Command};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 /// An error with the exit code it deserves.
@@ -52,6 +54,19 @@ fn quiet_on_closed_pipe(cmd: &Command) {
     }
 }
 
+/// The command line, with `run`'s shortcut flags and help generated from the engines.
+fn parse_command_line() -> Cli {
+    let engines = racehorse_engines::registry();
+    let presets: Vec<&str> = racehorse_runner::presets::PRESETS.iter().map(|p| p.0).collect();
+    let command = Cli::command().mut_subcommand("run", |run| shortcuts::augment(run, engines, &presets));
+    let matches = command.get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Command::Run(a), Some(("run", m))) = (&mut cli.command, matches.subcommand()) {
+        a.shortcut_values = shortcuts::values(m, engines);
+    }
+    cli
+}
+
 fn main() -> ExitCode {
     // A measuring child (a fresh process: micro's fork benchmarks, compute's kernels) does
     // only that.
@@ -59,7 +74,7 @@ fn main() -> ExitCode {
         std::process::exit(code);
     }
     racehorse_engines::enable_fresh_process();
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     quiet_on_closed_pipe(&cli.command);
     let result = match &cli.command {
         Command::Run(a) => cmd_run::run(&cli, a),
@@ -67,7 +82,7 @@ fn main() -> ExitCode {
         Command::Show(a) => cmd_show::show(&cli, a),
         Command::Export(a) => cmd_show::export(&cli, a),
         Command::Env(a) => cmd_show::env(&cli, a),
-        Command::Workloads(a) => cmd_show::workloads(a),
+        Command::Workloads(a) => cmd_workloads::workloads(a),
         Command::Compare(a) => cmd_compare::compare(&cli, a),
         Command::Report(a) => cmd_compare::report(&cli, a),
         Command::Import(a) => cmd_import::import(&cli, a),

@@ -7,6 +7,7 @@
 // The contract: the traits below, options, control, recorder, errors.
 pub mod control;
 pub mod error;
+pub mod info;
 pub mod options;
 pub mod recorder;
 
@@ -40,26 +41,14 @@ mod layers;
 
 pub use control::{Clock, Control, FakeClock, Phase, RealClock, WindowHooks};
 pub use error::EngineError;
+pub use info::{Caps, EngineInfo, Shortcut, ShortcutForm, Tool};
 pub use options::{OptKind, OptionSpec};
 pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};
-pub use registry::{find, fresh_process_entry, registry};
+pub use registry::{find, fresh_process_entry, ready, registry};
 pub use support::forked::enable_fresh_process;
 
 use racehorse_core::{CellSpec, Params, Value, WorkUnit};
 use std::path::PathBuf;
-
-/// What an engine needs from the runner and the machine.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Caps {
-    /// Writes files under the cell's work directory.
-    pub needs_disk: bool,
-    /// Talks to a peer (server process, network namespace).
-    pub needs_peer: bool,
-    /// Changes machine state itself (sysctls, hotplug).
-    pub changes_machine: bool,
-    /// Runs an external program of this name.
-    pub external_tool: Option<&'static str>,
-}
 
 /// A memory limit a cell runs under (the paging engine's): the runner puts the racehorse
 /// process in a memory cgroup of `bytes` for the cell and removes it afterwards.
@@ -125,25 +114,16 @@ impl CellContext {
 
 /// A workload type. Implementations are stateless; per-cell state lives in [`Workload`].
 pub trait Engine: Send + Sync {
-    fn name(&self) -> &'static str;
-    /// One line for `racehorse workloads`.
-    fn about(&self) -> &'static str;
-    /// The unit of the primary count (throughput = units/s, CPU per unit).
-    fn unit(&self) -> WorkUnit;
+    /// The engine's static description (name, about, area, unit, capabilities, options,
+    /// shortcuts): one `static` per engine.
+    fn info(&self) -> &'static EngineInfo;
     /// The unit of one cell, for engines whose cells count different things (micro: bytes for
-    /// bandwidths, operations for latencies); `unit()` by default.
+    /// bandwidths, operations for latencies); `info().unit` by default.
     fn unit_for(&self, _spec: &CellSpec) -> WorkUnit {
-        self.unit()
+        self.info().unit
     }
-    /// The area of the seeds' summary table this workload belongs to ("File server",
-    /// "Kernel functions", "Disk I/O" …).
-    fn area(&self) -> &'static str {
-        "Other"
-    }
-    fn caps(&self) -> Caps;
-    /// The option table: names, kinds, defaults, help.
-    fn options(&self) -> &'static [OptionSpec];
-    /// Checks that the engine can run here (e.g. its external tool is installed).
+    /// Checks, beyond the generic ones its capabilities drive (see [`ready`]), that the
+    /// engine can run here (e.g. a memory cgroup exists).
     fn check(&self) -> Result<(), EngineError> {
         Ok(())
     }
@@ -168,6 +148,29 @@ pub trait Engine: Send + Sync {
     }
     /// Sets up one cell (create files, parse loadfiles) outside the measured window.
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError>;
+}
+
+/// The description's fields, read through the engine (not overridable: the description is
+/// the one source).
+impl dyn Engine + '_ {
+    pub fn name(&self) -> &'static str {
+        self.info().name
+    }
+    pub fn about(&self) -> &'static str {
+        self.info().about
+    }
+    pub fn unit(&self) -> WorkUnit {
+        self.info().unit
+    }
+    pub fn area(&self) -> &'static str {
+        self.info().area
+    }
+    pub fn caps(&self) -> Caps {
+        self.info().caps
+    }
+    pub fn options(&self) -> &'static [OptionSpec] {
+        self.info().options
+    }
 }
 
 /// One prepared cell.

@@ -1,6 +1,7 @@
 //! The `null` engine: does no real work and counts a fixed rate of units per second of its
 //! window, so the whole pipeline (runner, store, reports) can be tested without noise.
 
+use crate::info::{shortcuts, EngineInfo};
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerStats, Workload,
 };
@@ -35,24 +36,20 @@ const OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// What `Null` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "null",
+    about: "no work: counts `rate` units per second (pipeline tests)",
+    area: "Harness",
+    unit: WorkUnit::Ops,
+    caps: Caps::NONE,
+    options: OPTIONS,
+    shortcuts: &[shortcuts::CLIENTS],
+};
+
 impl Engine for Null {
-    fn name(&self) -> &'static str {
-        "null"
-    }
-    fn about(&self) -> &'static str {
-        "no work: counts `rate` units per second (pipeline tests)"
-    }
-    fn area(&self) -> &'static str {
-        "Harness"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Ops
-    }
-    fn caps(&self) -> Caps {
-        Caps::default()
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         let rate = ctx.get_f64("rate")?;

@@ -3,28 +3,31 @@
 //! `support::forked` knows none of its callers.
 
 use crate::support::forked::{self, FreshHandler};
-use crate::Engine;
+use crate::{Engine, EngineError};
 
 /// Every engine, in the order `racehorse workloads` lists them.
-pub fn registry() -> Vec<&'static dyn Engine> {
-    vec![
-        &crate::fileserver::FileServer,
-        &crate::adapters::dbench::Dbench,
-        &crate::diskio::DiskIo,
-        &crate::adapters::fio::Fio,
-        &crate::smallread::SmallRead,
-        &crate::paging::Paging,
-        &crate::command::CommandEngine,
-        &crate::micro::Micro,
-        &crate::oltp::Oltp,
-        &crate::oltp::sysbench::Sysbench,
-        &crate::analytics::Analytics,
-        &crate::net::Net,
-        &crate::net::iperf3::Iperf3,
-        &crate::mix::Mix,
-        &crate::compute::Compute,
-        &crate::null::Null,
-    ]
+static ENGINES: &[&dyn Engine] = &[
+    &crate::fileserver::FileServer,
+    &crate::adapters::dbench::Dbench,
+    &crate::diskio::DiskIo,
+    &crate::adapters::fio::Fio,
+    &crate::smallread::SmallRead,
+    &crate::paging::Paging,
+    &crate::command::CommandEngine,
+    &crate::micro::Micro,
+    &crate::oltp::Oltp,
+    &crate::oltp::sysbench::Sysbench,
+    &crate::analytics::Analytics,
+    &crate::net::Net,
+    &crate::net::iperf3::Iperf3,
+    &crate::mix::Mix,
+    &crate::compute::Compute,
+    &crate::null::Null,
+];
+
+/// Every engine, in the order `racehorse workloads` lists them.
+pub fn registry() -> &'static [&'static dyn Engine] {
+    ENGINES
 }
 
 /// The kinds of job a fresh process can do (see [`forked::in_fresh_process`]) and their handlers.
@@ -42,7 +45,41 @@ pub fn fresh_process_entry() -> Option<i32> {
 
 /// Finds an engine by name.
 pub fn find(name: &str) -> Option<&'static dyn Engine> {
-    registry().into_iter().find(|e| e.name() == name)
+    ENGINES.iter().copied().find(|e| e.name() == name)
+}
+
+/// Checks that an engine can run here: first the generic checks its capabilities drive (its
+/// external tool is installed; loopback works for engines that talk to a peer; root for
+/// engines that change the machine, when `will_run`), then the engine's own [`Engine::check`].
+pub fn ready(engine: &dyn Engine, will_run: bool) -> Result<(), EngineError> {
+    let info = engine.info();
+    if let Some(tool) = info.caps.external_tool {
+        crate::support::path::find_file(tool.program).ok_or_else(|| tool.missing())?;
+    }
+    if info.caps.needs_peer {
+        loopback_works().map_err(|e| {
+            EngineError::Usage(format!(
+                "{} talks to a peer over TCP, but loopback does not work here ({e}); bring it up \
+                 (ip link set lo up)",
+                info.name
+            ))
+        })?;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if will_run && info.caps.changes_machine && unsafe { libc::geteuid() } != 0 {
+        return Err(EngineError::Usage(format!(
+            "{} changes the machine for its cells (and restores it), which needs root",
+            info.name
+        )));
+    }
+    engine.check()
+}
+
+/// A TCP connection to a listener on 127.0.0.1 succeeds.
+fn loopback_works() -> std::io::Result<()> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+    let addr = listener.local_addr()?;
+    std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(2)).map(|_| ())
 }
 
 #[cfg(test)]
@@ -56,7 +93,8 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), engines.len(), "engine names must be unique");
-        for e in engines {
+        for e in engines.iter() {
+            assert_eq!(e.name(), e.info().name);
             assert!(!e.about().is_empty(), "{} has no description", e.name());
             assert!(e.name().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
             for o in e.options() {

@@ -5,6 +5,7 @@
 //! time per XEDIT file load". Direct I/O by default (the study ran with the minidisk cache
 //! off), so every load reaches the device.
 
+use crate::info::{shortcuts, EngineInfo};
 use crate::support::direct_io::{open_file, AlignedBuf, OpenMode};
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerMeter, Workload,
@@ -80,24 +81,21 @@ fn setup(ctx: &CellContext) -> Result<Setup, EngineError> {
     Ok(s)
 }
 
+/// What `SmallRead` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "smallread",
+    about:
+        "seed 001's XEDIT loop: load a small file (open, read whole, close) again and again; transactions/s",
+    area: "Disk I/O",
+    unit: WorkUnit::Transactions,
+    caps: Caps { needs_disk: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::CLIENTS],
+};
+
 impl Engine for SmallRead {
-    fn name(&self) -> &'static str {
-        "smallread"
-    }
-    fn about(&self) -> &'static str {
-        "seed 001's XEDIT loop: load a small file (open, read whole, close) again and again; transactions/s"
-    }
-    fn area(&self) -> &'static str {
-        "Disk I/O"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Transactions
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         setup(ctx).map(|_| ())

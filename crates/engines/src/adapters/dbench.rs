@@ -3,6 +3,7 @@
 //! the CPU of dbench's process tree is read from /proc at those two moments
 //! (`crate::support::proc_tree`).
 
+use crate::info::{shortcuts, EngineInfo, Tool};
 use crate::support::proc_tree::tree_cpu;
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
@@ -31,39 +32,34 @@ const OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// The program this engine runs (checked before the run by `crate::ready`).
+const TOOL: Tool = Tool {
+    program: "dbench",
+    hint: "install it (Debian/Ubuntu: apt-get install dbench) or use the built-in 'fileserver'",
+};
+
 /// Finds `dbench` on PATH.
 fn dbench_path() -> Option<PathBuf> {
     crate::support::path::find_file("dbench")
 }
 
+/// What `Dbench` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "dbench",
+    about: "the real dbench 4.0 (Debian package), stored like fileserver: MB/s and CPU per MB",
+    area: "File server",
+    unit: WorkUnit::Bytes,
+    caps: Caps { needs_disk: true, external_tool: Some(TOOL), ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::CLIENTS],
+};
+
 impl Engine for Dbench {
-    fn name(&self) -> &'static str {
-        "dbench"
-    }
-    fn about(&self) -> &'static str {
-        "the real dbench 4.0 (Debian package), stored like fileserver: MB/s and CPU per MB"
-    }
-    fn area(&self) -> &'static str {
-        "File server"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Bytes
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, external_tool: Some("dbench"), ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
-    }
-    fn check(&self) -> Result<(), EngineError> {
-        dbench_path().map(|_| ()).ok_or_else(|| EngineError::ToolMissing {
-            tool: "dbench".into(),
-            hint: "install it (Debian/Ubuntu: apt-get install dbench) or use the built-in 'fileserver'"
-                .into(),
-        })
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
-        self.check()?;
+        dbench_path().ok_or_else(|| TOOL.missing())?;
         let loadfile = PathBuf::from(ctx.get_str("loadfile")?);
         if !loadfile.is_file() {
             return Err(EngineError::Usage(format!("loadfile {} does not exist", loadfile.display())));
@@ -127,10 +123,7 @@ fn parse_report(lines: &[String]) -> DbenchReport {
 }
 
 fn spawn(cell: &DbenchCell, runtime_s: u64) -> Result<(Child, Receiver<String>), EngineError> {
-    let exe = dbench_path().ok_or_else(|| EngineError::ToolMissing {
-        tool: "dbench".into(),
-        hint: "apt-get install dbench".into(),
-    })?;
+    let exe = dbench_path().ok_or_else(|| TOOL.missing())?;
     let mut child = Command::new(exe)
         .arg("-c")
         .arg(&cell.loadfile)

@@ -13,6 +13,7 @@ pub mod queries;
 #[cfg(test)]
 mod tests;
 
+use crate::info::{shortcuts, EngineInfo};
 use crate::support::pg::client::{PgConfig, PgConn};
 use crate::support::pg::cluster::{self, Cluster, ClusterOptions};
 use crate::{
@@ -157,24 +158,20 @@ fn open_and_load(ctx: &CellContext) -> Result<Db, EngineError> {
     Ok(db)
 }
 
+/// What `Analytics` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "analytics",
+    about: "seed 000's BI queries: ten analytical queries over a star schema on SQLite or PostgreSQL; warm run time",
+    area: "Database",
+    unit: WorkUnit::Ops,
+    caps: Caps { needs_disk: true, needs_peer: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::PG],
+};
+
 impl Engine for Analytics {
-    fn name(&self) -> &'static str {
-        "analytics"
-    }
-    fn about(&self) -> &'static str {
-        "seed 000's BI queries: ten analytical queries over a star schema on SQLite or PostgreSQL; warm run time"
-    }
-    fn area(&self) -> &'static str {
-        "Database"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Ops
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, needs_peer: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         match ctx.spec.params.get("pg").and_then(|v| v.as_str()).unwrap_or("") {

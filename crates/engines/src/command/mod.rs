@@ -7,6 +7,7 @@ mod child;
 pub mod extract;
 pub mod pattern;
 
+use crate::info::{shortcuts, EngineInfo, Shortcut, ShortcutForm, Tool};
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
 use extract::{Extractor, JsonPath};
 use pattern::Pattern;
@@ -182,21 +183,33 @@ fn setup(ctx: &CellContext, runtime_s: u64) -> Result<Setup, EngineError> {
     })
 }
 
+/// The command is run by /bin/sh.
+const TOOL: Tool = Tool { program: "sh", hint: "a POSIX shell is needed to run the command" };
+
+/// `racehorse run command -- PROGRAM ARGS` sets `cmd`.
+const CMD_SHORTCUT: Shortcut = Shortcut {
+    flag: "",
+    option: "cmd",
+    form: ShortcutForm::Trailing,
+    value_name: "PROGRAM ARGS",
+    help: "The program to run, after --, e.g. `racehorse run command -- make -j{clients}`",
+};
+
+/// What `CommandEngine` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "command",
+    about:
+        "any program as a workload: its figure from its output (regex or JSON path), CPU per unit as usual",
+    area: "Other",
+    unit: WorkUnit::Ops,
+    caps: Caps { needs_disk: true, external_tool: Some(TOOL), ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::CLIENTS, CMD_SHORTCUT],
+};
+
 impl Engine for CommandEngine {
-    fn name(&self) -> &'static str {
-        "command"
-    }
-    fn about(&self) -> &'static str {
-        "any program as a workload: its figure from its output (regex or JSON path), CPU per unit as usual"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Ops
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, external_tool: Some("sh"), ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         setup(ctx, 1).map(|_| ())

@@ -21,6 +21,7 @@ mod telco;
 
 pub use common::FAULT_ENV;
 
+use crate::info::{EngineInfo, Shortcut, ShortcutForm};
 use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
 use racehorse_core::WorkUnit;
 
@@ -222,25 +223,41 @@ pub fn geomean(scores: &[f64]) -> Option<f64> {
     Some((scores.iter().map(|s| s.ln()).sum::<f64>() / scores.len() as f64).exp())
 }
 
+/// `--cc gcc`.
+const CC_SHORTCUT: Shortcut = Shortcut {
+    flag: "cc",
+    option: "cc",
+    form: ShortcutForm::Whole,
+    value_name: "CC",
+    help: "C compiler for the compute engine's integer kernels (compiled at prepare time, checksums \
+           checked against the Rust kernels)",
+};
+
+/// `--cflags=-O2 --cflags='-O3 -march=native'`.
+const CFLAGS_SHORTCUT: Shortcut = Shortcut {
+    flag: "cflags",
+    option: "cflags",
+    form: ShortcutForm::Repeat,
+    value_name: "FLAGS",
+    help: "Flags for --cc, taken whole; repeat to compare variants (an axis), e.g. --cflags=-O2 \
+           --cflags='-O3 -march=native'",
+};
+
+/// What `Compute` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "compute",
+    about: "seed 000's compute-intense suite: 12 integer, 6 floating-point cases and telco, one pinned process each, \
+         self-checked; score = reference time / time, geometric mean per suite; C variants via cc/cflags",
+    area: "Compute",
+    unit: WorkUnit::Iterations,
+    caps: Caps { needs_disk: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[CC_SHORTCUT, CFLAGS_SHORTCUT],
+};
+
 impl Engine for Compute {
-    fn name(&self) -> &'static str {
-        "compute"
-    }
-    fn about(&self) -> &'static str {
-        "seed 000's compute-intense suite: 12 integer, 6 floating-point cases and telco, one pinned process each, \
-         self-checked; score = reference time / time, geometric mean per suite; C variants via cc/cflags"
-    }
-    fn area(&self) -> &'static str {
-        "Compute"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Iterations
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         run::Setup::of(ctx).map(|_| ())

@@ -11,8 +11,9 @@ mod run;
 #[cfg(test)]
 mod tests;
 
+use crate::info::{shortcuts, EngineInfo};
 use crate::support::disk_options::OPTIONS;
-use crate::{Caps, CellContext, Engine, EngineError, OptionSpec, Workload};
+use crate::{Caps, CellContext, Engine, EngineError, Workload};
 use racehorse_core::WorkUnit;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,24 +24,20 @@ pub struct DiskIo;
 /// Distinguishes the directories of cells prepared by one process.
 static NONCE: AtomicU64 = AtomicU64::new(0);
 
+/// What `DiskIo` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "diskio",
+    about: "IOzone phases and fio-style random I/O: per-process files, psync or io_uring, direct or cached (KiB/s)",
+    area: "Disk I/O",
+    unit: WorkUnit::Bytes,
+    caps: Caps { needs_disk: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::DESTRUCTIVE],
+};
+
 impl Engine for DiskIo {
-    fn name(&self) -> &'static str {
-        "diskio"
-    }
-    fn about(&self) -> &'static str {
-        "IOzone phases and fio-style random I/O: per-process files, psync or io_uring, direct or cached (KiB/s)"
-    }
-    fn area(&self) -> &'static str {
-        "Disk I/O"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Bytes
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         let cfg = DiskConfig::from_ctx(ctx)?;

@@ -8,6 +8,7 @@ mod exec;
 pub mod loadfile;
 mod mq;
 
+use crate::info::{shortcuts, EngineInfo};
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
 use client::{mq_client, plain_client, ClientOutcome, Shared, StartGate};
 use exec::ExecConfig;
@@ -58,24 +59,20 @@ const OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// What `FileServer` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "fileserver",
+    about: "dbench-like file-server load: clients replay a NetBench loadfile (MB/s of read+write payload)",
+    area: "File server",
+    unit: WorkUnit::Bytes,
+    caps: Caps { needs_disk: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::CLIENTS],
+};
+
 impl Engine for FileServer {
-    fn name(&self) -> &'static str {
-        "fileserver"
-    }
-    fn about(&self) -> &'static str {
-        "dbench-like file-server load: clients replay a NetBench loadfile (MB/s of read+write payload)"
-    }
-    fn area(&self) -> &'static str {
-        "File server"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Bytes
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         let clients = ctx.get_u64("clients")? as usize;

@@ -149,10 +149,10 @@ fn interrupt_stops_workers_and_propagates() {
 
 #[test]
 fn options_have_lowercase_names_and_defaults() {
-    for o in FileServer.options() {
+    for o in FileServer.info().options {
         assert!(o.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
         assert!(!o.help.is_empty());
     }
-    assert_eq!(FileServer.name(), "fileserver");
-    assert!(FileServer.caps().needs_disk);
+    assert_eq!(FileServer.info().name, "fileserver");
+    assert!(FileServer.info().caps.needs_disk);
 }

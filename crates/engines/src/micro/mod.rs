@@ -18,6 +18,7 @@ mod run;
 mod syscalls;
 pub mod timing;
 
+use crate::info::EngineInfo;
 use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
 use racehorse_core::{CellSpec, Value, WorkUnit};
 
@@ -142,30 +143,26 @@ fn bench_of(spec: &CellSpec) -> &str {
     }
 }
 
+/// What `Micro` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "micro",
+    about: "lmbench3-like kernel and memory micro-benchmarks (latency µs/op, bandwidth MB/s per cache level)",
+    area: "Kernel functions",
+    unit: WorkUnit::Ops,
+    caps: Caps { needs_disk: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[],
+};
+
 impl Engine for Micro {
-    fn name(&self) -> &'static str {
-        "micro"
-    }
-    fn about(&self) -> &'static str {
-        "lmbench3-like kernel and memory micro-benchmarks (latency µs/op, bandwidth MB/s per cache level)"
-    }
-    fn area(&self) -> &'static str {
-        "Kernel functions"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Ops
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn unit_for(&self, spec: &CellSpec) -> WorkUnit {
         match kind_of(bench_of(spec)) {
             Kind::Bandwidth => WorkUnit::Bytes,
             _ => WorkUnit::Ops,
         }
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         run::Setup::of(ctx).map(|_| ())

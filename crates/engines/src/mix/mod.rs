@@ -9,6 +9,7 @@ pub mod tasks;
 pub mod user;
 pub mod workfile;
 
+use crate::info::EngineInfo;
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, RampPoint, Recorder, Workload,
 };
@@ -126,24 +127,20 @@ pub fn disk_blocks(filesize_bytes: u64, poolsize_bytes: u64, users: u64) -> u64 
     ((filesize_bytes + poolsize_bytes / users.max(1)) / BLOCK_BYTES).max(1)
 }
 
+/// What `Mix` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "mix",
+    about: "re-aim 7 like mix: forked users run weighted task lists (fserver, new_db, compute); jobs/min over a load ramp",
+    area: "Scalability",
+    unit: WorkUnit::Jobs,
+    caps: Caps { needs_disk: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[],
+};
+
 impl Engine for Mix {
-    fn name(&self) -> &'static str {
-        "mix"
-    }
-    fn about(&self) -> &'static str {
-        "re-aim 7 like mix: forked users run weighted task lists (fserver, new_db, compute); jobs/min over a load ramp"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Jobs
-    }
-    fn area(&self) -> &'static str {
-        "Scalability"
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         workfile::load(ctx.get_str("workfile")?).map_err(EngineError::Usage)?;

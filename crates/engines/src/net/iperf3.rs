@@ -12,8 +12,9 @@
 //! window, so racehorse's bytes/s is iperf3's figure; the rate is kept as `iperf3_bits_per_s`.
 
 use super::{config, Target, OPTIONS};
+use crate::info::{EngineInfo, Tool};
 use crate::support::proc_tree::tree_cpu;
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
+use crate::{Caps, CellContext, Control, Engine, EngineError, Recorder, Workload};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
 use racehorse_machine::rusage::CpuTime;
 use std::io::{BufRead, BufReader};
@@ -24,12 +25,11 @@ use std::time::{Duration, Instant};
 
 pub struct Iperf3;
 
-fn missing() -> EngineError {
-    EngineError::ToolMissing {
-        tool: "iperf3".into(),
-        hint: "install it (Debian/Ubuntu: apt-get install iperf3) or use the built-in 'net'".into(),
-    }
-}
+/// The program this engine runs (checked before the run by `crate::ready`).
+const TOOL: Tool = Tool {
+    program: "iperf3",
+    hint: "install it (Debian/Ubuntu: apt-get install iperf3) or use the built-in 'net'",
+};
 
 fn iperf3_path() -> Option<PathBuf> {
     crate::support::path::find_file("iperf3")
@@ -73,27 +73,20 @@ pub fn parse_line(line: &str) -> (bool, Line) {
     (sum, line)
 }
 
+/// What `Iperf3` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "iperf3",
+    about: "the real iperf3 running net's streams (stream-write, stream-read): bytes/s and CPU per MB",
+    area: "Network",
+    unit: WorkUnit::Bytes,
+    caps: Caps { needs_peer: true, external_tool: Some(TOOL), ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[super::PEER_SHORTCUT],
+};
+
 impl Engine for Iperf3 {
-    fn name(&self) -> &'static str {
-        "iperf3"
-    }
-    fn about(&self) -> &'static str {
-        "the real iperf3 running net's streams (stream-write, stream-read): bytes/s and CPU per MB"
-    }
-    fn area(&self) -> &'static str {
-        "Network"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Bytes
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_peer: true, external_tool: Some("iperf3"), ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
-    }
-    fn check(&self) -> Result<(), EngineError> {
-        iperf3_path().map(|_| ()).ok_or_else(missing)
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         if ctx.get_str("mode")? == "rr" {
@@ -106,7 +99,7 @@ impl Engine for Iperf3 {
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         self.validate(ctx)?;
-        let exe = iperf3_path().ok_or_else(missing)?;
+        let exe = iperf3_path().ok_or_else(|| TOOL.missing())?;
         let cfg = config(ctx)?;
         let reverse = ctx.get_str("mode")? == "stream-read";
         let message = ctx.get_u64("message")?;

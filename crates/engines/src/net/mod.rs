@@ -18,6 +18,7 @@ pub mod sockets;
 #[cfg(test)]
 mod tests;
 
+use crate::info::{EngineInfo, Shortcut, ShortcutForm};
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
 use client::Setup;
 use peer::{Peer, PeerConfig};
@@ -33,6 +34,15 @@ pub struct Net;
 
 /// The environment variable holding the shared token (as for `racehorse serve`).
 pub const TOKEN_ENV: &str = "RACEHORSE_TOKEN";
+
+/// `--peer HOST:PORT` (net and iperf3).
+pub const PEER_SHORTCUT: Shortcut = Shortcut {
+    flag: "peer",
+    option: "peer",
+    form: ShortcutForm::Whole,
+    value_name: "HOST:PORT",
+    help: "The peer, HOST:PORT of a `racehorse serve`; default: a peer on loopback started for each cell",
+};
 
 /// Options shared with the `iperf3` adapter.
 pub const OPTIONS: &[OptionSpec] = &[
@@ -233,27 +243,24 @@ fn start_loopback(v6: bool, s: &Setup) -> Result<(Peer, String), EngineError> {
     Ok((peer, token))
 }
 
+/// What `Net` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "net",
+    about:
+        "uperf-like TCP load against racehorse's own peer: request/response transactions/s or stream bytes/s",
+    area: "Network",
+    unit: WorkUnit::Transactions,
+    caps: Caps { needs_peer: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[PEER_SHORTCUT],
+};
+
 impl Engine for Net {
-    fn name(&self) -> &'static str {
-        "net"
-    }
-    fn about(&self) -> &'static str {
-        "uperf-like TCP load against racehorse's own peer: request/response transactions/s or stream bytes/s"
-    }
-    fn area(&self) -> &'static str {
-        "Network"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Transactions
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn unit_for(&self, spec: &CellSpec) -> WorkUnit {
         unit_of(spec)
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_peer: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         config(ctx).map(|_| ())

@@ -144,7 +144,7 @@ fn peer_gone_mid_run_fails_the_cell_without_hanging() {
 /// True when iperf3 can run here; says why not otherwise (and insists under
 /// RACEHORSE_REQUIRE_TOOLS).
 fn have_iperf3() -> bool {
-    if iperf3::Iperf3.check().is_ok() {
+    if crate::ready(&iperf3::Iperf3, false).is_ok() {
         return true;
     }
     eprintln!("skipping: iperf3 is not installed (apt-get install iperf3)");

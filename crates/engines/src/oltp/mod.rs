@@ -19,6 +19,7 @@ pub mod sysbench;
 #[cfg(test)]
 mod tests;
 
+use crate::info::{shortcuts, EngineInfo};
 use crate::support::pg::client::PgConfig;
 use crate::support::pg::cluster::{self, Cluster, ClusterOptions};
 use crate::support::proc_tree::tree_cpu;
@@ -198,24 +199,20 @@ fn sessions(target: &Target, s: &Setup) -> Result<Vec<Box<dyn Session>>, EngineE
     Ok(out)
 }
 
+/// What `Oltp` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "oltp",
+    about: "sysbench's OLTP mix (read-only/read-write) on SQLite or PostgreSQL (DSN or a throw-away cluster); transactions/s",
+    area: "Database",
+    unit: WorkUnit::Transactions,
+    caps: Caps { needs_disk: true, needs_peer: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::THREADS, shortcuts::PG],
+};
+
 impl Engine for Oltp {
-    fn name(&self) -> &'static str {
-        "oltp"
-    }
-    fn about(&self) -> &'static str {
-        "sysbench's OLTP mix (read-only/read-write) on SQLite or PostgreSQL (DSN or a throw-away cluster); transactions/s"
-    }
-    fn area(&self) -> &'static str {
-        "Database"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Transactions
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, needs_peer: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         let s = setup(ctx)?;

@@ -10,11 +10,12 @@
 //! of the sysbench process; the server's is measured as in `oltp`.
 
 use super::{open_target, setup, Setup, Target, OPTIONS};
+use crate::info::{shortcuts, EngineInfo, Tool};
 use crate::support::path;
 use crate::support::pg::client::PgConfig;
 use crate::support::pg::cluster;
 use crate::support::proc_tree::tree_cpu;
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
+use crate::{Caps, CellContext, Control, Engine, EngineError, Recorder, Workload};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -24,12 +25,11 @@ use std::time::Duration;
 
 pub struct Sysbench;
 
-fn missing() -> EngineError {
-    EngineError::ToolMissing {
-        tool: "sysbench".into(),
-        hint: "install it (Debian/Ubuntu: apt-get install sysbench) or use the built-in 'oltp' engine".into(),
-    }
-}
+/// The program this engine runs (checked before the run by `crate::ready`).
+const TOOL: Tool = Tool {
+    program: "sysbench",
+    hint: "install it (Debian/Ubuntu: apt-get install sysbench) or use the built-in 'oltp' engine",
+};
 
 fn sysbench_path() -> Option<PathBuf> {
     path::find_file("sysbench")
@@ -132,27 +132,21 @@ fn base_args(s: &Setup, cfg: &PgConfig) -> Vec<String> {
     ]
 }
 
+/// What `Sysbench` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "sysbench",
+    about:
+        "the real sysbench 1.0 OLTP (pgsql driver) with oltp's options, against a DSN or a throw-away cluster",
+    area: "Database",
+    unit: WorkUnit::Transactions,
+    caps: Caps { needs_disk: true, needs_peer: true, external_tool: Some(TOOL), ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::THREADS, shortcuts::PG],
+};
+
 impl Engine for Sysbench {
-    fn name(&self) -> &'static str {
-        "sysbench"
-    }
-    fn about(&self) -> &'static str {
-        "the real sysbench 1.0 OLTP (pgsql driver) with oltp's options, against a DSN or a throw-away cluster"
-    }
-    fn area(&self) -> &'static str {
-        "Database"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Transactions
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, needs_peer: true, external_tool: Some("sysbench"), ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
-    }
-    fn check(&self) -> Result<(), EngineError> {
-        sysbench_path().map(|_| ()).ok_or_else(missing)
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         let s = setup(ctx)?;
@@ -168,7 +162,7 @@ impl Engine for Sysbench {
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         self.validate(ctx)?;
-        let tool = sysbench_path().ok_or_else(missing)?;
+        let tool = sysbench_path().ok_or_else(|| TOOL.missing())?;
         let s = setup(ctx)?;
         let target = open_target(ctx, &s)?;
         let Target::Pg { config, .. } = &target else { unreachable!("validated: PostgreSQL") };

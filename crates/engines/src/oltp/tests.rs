@@ -206,7 +206,9 @@ fn server_mem_puts_the_server_alone_in_a_memory_cgroup() {
 
 #[test]
 fn sysbench_adapter_stores_its_report_for_the_window() {
-    if let Err(e) = crate::support::pg::cluster::bin_dir().and_then(|_| sysbench::Sysbench.check()) {
+    if let Err(e) =
+        crate::support::pg::cluster::bin_dir().and_then(|_| crate::ready(&sysbench::Sysbench, false))
+    {
         eprintln!("skipped: {e}");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),

@@ -8,6 +8,7 @@
 
 mod region;
 
+use crate::info::{shortcuts, EngineInfo};
 use crate::support::rng::SplitMix64;
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, MemoryLimit, OptKind, OptionSpec, Phase, Recorder,
@@ -146,24 +147,20 @@ fn setup(ctx: &CellContext) -> Result<Setup, EngineError> {
     Ok(s)
 }
 
+/// What `Paging` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "paging",
+    about: "seed 001's thrasher: touch random pages of a region larger than the memory limit; touches/s",
+    area: "Paging",
+    unit: WorkUnit::Ops,
+    caps: Caps { needs_disk: true, changes_machine: true, ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::THREADS],
+};
+
 impl Engine for Paging {
-    fn name(&self) -> &'static str {
-        "paging"
-    }
-    fn about(&self) -> &'static str {
-        "seed 001's thrasher: touch random pages of a region larger than the memory limit; touches/s"
-    }
-    fn area(&self) -> &'static str {
-        "Paging"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Ops
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, changes_machine: true, ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn check(&self) -> Result<(), EngineError> {
         let root = SysRoot::host();
@@ -174,10 +171,7 @@ impl Engine for Paging {
         })
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            return Err(EngineError::Usage("paging sets a memory cgroup limit, which needs root".into()));
-        }
+        // Root: the generic check of `changes_machine` (`crate::ready`).
         self.check()?;
         setup(ctx).map(|_| ())
     }

@@ -28,6 +28,7 @@ pub(crate) mod process;
 #[cfg(test)]
 mod tests;
 
+use crate::info::{shortcuts, EngineInfo, Tool};
 use crate::support::disk_options::{self, DiskPhase};
 use crate::support::path;
 use crate::support::proc_tree::tree_cpu;
@@ -46,43 +47,34 @@ pub struct Fio;
 /// same axes.
 const OPTIONS: &[OptionSpec] = disk_options::OPTIONS;
 
-/// The error `check()` gives when fio is not installed.
-fn missing() -> EngineError {
-    EngineError::ToolMissing {
-        tool: "fio".into(),
-        hint: "install it (Debian/Ubuntu: apt-get install fio) or use the built-in 'diskio'".into(),
-    }
-}
+/// The program this engine runs (checked before the run by `crate::ready`).
+const TOOL: Tool = Tool {
+    program: "fio",
+    hint: "install it (Debian/Ubuntu: apt-get install fio) or use the built-in 'diskio'",
+};
 
 /// Finds `fio` on PATH.
 pub(crate) fn fio_path() -> Option<PathBuf> {
     path::find_file("fio")
 }
 
+/// What `Fio` is, for the binary, the help and the docs.
+static INFO: EngineInfo = EngineInfo {
+    name: "fio",
+    about: "the real fio 3.x with diskio's options: bytes/s and CPU per byte, fio's own figures as extras",
+    area: "Disk I/O",
+    unit: WorkUnit::Bytes,
+    caps: Caps { needs_disk: true, external_tool: Some(TOOL), ..Caps::NONE },
+    options: OPTIONS,
+    shortcuts: &[shortcuts::DESTRUCTIVE],
+};
+
 impl Engine for Fio {
-    fn name(&self) -> &'static str {
-        "fio"
-    }
-    fn about(&self) -> &'static str {
-        "the real fio 3.x with diskio's options: bytes/s and CPU per byte, fio's own figures as extras"
-    }
-    fn area(&self) -> &'static str {
-        "Disk I/O"
-    }
-    fn unit(&self) -> WorkUnit {
-        WorkUnit::Bytes
-    }
-    fn caps(&self) -> Caps {
-        Caps { needs_disk: true, external_tool: Some("fio"), ..Caps::default() }
-    }
-    fn options(&self) -> &'static [OptionSpec] {
-        OPTIONS
-    }
-    fn check(&self) -> Result<(), EngineError> {
-        fio_path().map(|_| ()).ok_or_else(missing)
+    fn info(&self) -> &'static EngineInfo {
+        &INFO
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
-        self.check()?;
+        fio_path().ok_or_else(|| TOOL.missing())?;
         let spec = job_spec(ctx)?;
         spec.validate().map_err(EngineError::Usage)?;
         let work_dir = utf8(&ctx.work_dir)?.to_string();
@@ -177,7 +169,7 @@ impl FioCell {
     }
 
     fn spawn(&self, pass: Pass, ctl: &Control) -> Result<(FioRun, PathBuf), EngineError> {
-        let exe = fio_path().ok_or_else(missing)?;
+        let exe = fio_path().ok_or_else(|| TOOL.missing())?;
         let (json, log) = self.paths(pass);
         let timing = Timing { ramp: ctl.warmup, runtime: ctl.runtime };
         let fifo = self.fifo();

@@ -76,8 +76,8 @@ fn option_table_is_sound() {
     }
     let phase = OPTIONS.iter().find(|o| o.name == "phase").unwrap();
     assert_eq!(phase.kind, OptKind::Choice(DiskPhase::NAMES));
-    assert_eq!(Fio.unit(), WorkUnit::Bytes);
-    assert_eq!(Fio.caps().external_tool, Some("fio"));
+    assert_eq!(Fio.info().unit, WorkUnit::Bytes);
+    assert_eq!(Fio.info().caps.external_tool.map(|t| t.program), Some("fio"));
     // An empty target has no default value: the work dir is used.
     let c = ctx(Path::new("/tmp"), &[]);
     assert!(!c.spec.params.contains_key("target"));
@@ -88,9 +88,9 @@ fn missing_fio_is_a_clear_tool_error() {
     let empty = tempfile::tempdir().unwrap();
     let dirs = std::env::split_paths(empty.path().as_os_str());
     assert_eq!(crate::support::path::find_in(dirs, "fio", Path::is_file), None);
-    let msg = missing().to_string();
+    let msg = TOOL.missing().to_string();
     assert!(msg.contains("'fio' is not installed") && msg.contains("apt-get install fio"), "{msg}");
-    assert!(matches!(missing(), EngineError::ToolMissing { .. }));
+    assert!(matches!(TOOL.missing(), EngineError::ToolMissing { .. }));
 }
 
 #[test]
