@@ -112,7 +112,10 @@ fn every_source_opens_with_a_module_doc_line_and_stays_short() {
             bad.push(format!("{}: {n} lines (at most {MAX_FILE_LINES}; split it)", p.display()));
         }
         for (name, line, len) in long_functions(&text, MAX_FN_LINES) {
-            bad.push(format!("{}:{line}: fn {name} is {len} lines (at most {MAX_FN_LINES}; split it)", p.display()));
+            bad.push(format!(
+                "{}:{line}: fn {name} is {len} lines (at most {MAX_FN_LINES}; split it)",
+                p.display()
+            ));
         }
     }
     assert!(bad.is_empty(), "house rules broken:\n{}", bad.join("\n"));
@@ -123,7 +126,8 @@ fn the_function_measure_counts_bodies_not_braces_in_strings() {
     let short = "fn a() {\n    let s = \"}}}\";\n    let c = '}';\n}\n";
     assert!(long_functions(short, 4).is_empty(), "4 lines: {:?}", long_functions(short, 4));
     assert_eq!(long_functions(short, 3), vec![("a".to_string(), 1, 4)]);
-    let long = format!("pub fn b(x: u32) -> u32 {{\n{}    x\n}}\nfn decl();\n", "    let _ = '{';\n".repeat(5));
+    let long =
+        format!("pub fn b(x: u32) -> u32 {{\n{}    x\n}}\nfn decl();\n", "    let _ = '{';\n".repeat(5));
     assert_eq!(long_functions(&long, 3), vec![("b".to_string(), 1, 8)]);
     assert_eq!(fn_name("    pub(crate) fn c<T>()"), Some("c"));
 }

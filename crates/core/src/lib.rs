@@ -10,6 +10,7 @@ pub mod params;
 pub mod profile;
 pub mod quality;
 pub mod result;
+pub mod rng;
 pub mod units;
 
 pub use environment::Environment;

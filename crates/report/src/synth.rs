@@ -2,6 +2,7 @@
 //! repetitions with deterministic pseudo-random noise, a chosen speed-up and CPU factor.
 
 use crate::model::Side;
+use racehorse_core::rng::SplitMix64;
 use racehorse_core::{
     CellResult, CellSpec, CpuUsage, Nanos, Params, RunStatus, SamplePoint, Value, WorkUnit,
 };
@@ -39,14 +40,9 @@ impl Default for Shape {
     }
 }
 
-/// A splitmix64 step: deterministic noise in [-1, 1).
-fn noise(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+/// Deterministic noise in [-1, 1) from the shared generator.
+fn noise(rng: &mut SplitMix64) -> f64 {
+    rng.unit_f64() * 2.0 - 1.0
 }
 
 /// A stored-looking run record.
@@ -69,7 +65,14 @@ pub fn run_info(id: i64, label: &str) -> RunInfo {
     }
 }
 
-fn cell(workload: &str, clients: i64, cpus: i64, rep: u32, shape: &Shape, rng: &mut u64) -> CellResult {
+fn cell(
+    workload: &str,
+    clients: i64,
+    cpus: i64,
+    rep: u32,
+    shape: &Shape,
+    rng: &mut SplitMix64,
+) -> CellResult {
     let mut params = Params::new();
     params.insert("clients".into(), Value::Int(clients));
     params.insert("cpus".into(), Value::Int(cpus));
@@ -96,7 +99,7 @@ fn cell(workload: &str, clients: i64, cpus: i64, rep: u32, shape: &Shape, rng: &
 
 /// A run of `shape`: reps outermost, then workloads `w0`, `w1` …, clients, cpus.
 pub fn synthetic_side(id: i64, label: &str, shape: &Shape) -> Side {
-    let mut rng = shape.seed;
+    let mut rng = SplitMix64::new(shape.seed);
     let mut cells = Vec::new();
     for rep in 1..=shape.reps {
         for w in 0..shape.workloads {

@@ -9,7 +9,6 @@
 mod aggregate;
 mod pvalue;
 mod ratio;
-mod rng;
 mod special;
 mod spread;
 mod tdist;

@@ -1,8 +1,8 @@
 //! Confidence intervals for the ratio of means new/base ("scaled to base"), by the delta method
 //! with a Welch t critical value (the default) or by a percentile bootstrap.
 
-use crate::rng::{mix64, SplitMix64};
 use crate::tdist::upper_quantile;
+use racehorse_core::rng::{mix64, SplitMix64};
 
 /// Fewest finite repetitions per side for which a confidence interval is computed.
 pub const MIN_REPS_FOR_CI: usize = 3;
@@ -219,7 +219,7 @@ fn resample_mean(values: &[f64], rng: &mut SplitMix64) -> f64 {
     let n = values.len();
     let mut sum = 0.0;
     for _ in 0..n {
-        sum += values[rng.below(n)];
+        sum += values[rng.index(n)];
     }
     sum / n as f64
 }
