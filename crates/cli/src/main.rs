@@ -12,7 +12,6 @@ mod cmd_plugd;
 mod cmd_run;
 mod cmd_serve;
 mod cmd_show;
-mod table;
 
 use args::{Cli, Command};
 use clap::Parser;
