@@ -62,7 +62,7 @@ fn variant_sides(side: Side) -> Result<(Side, Vec<Side>), Failure> {
 }
 
 /// The summary table's area of a workload, from its engine.
-fn area_of(workload: &str) -> String {
+pub(crate) fn area_of(workload: &str) -> String {
     find(workload).map_or_else(|| "Other".to_string(), |e| e.area().to_string())
 }
 

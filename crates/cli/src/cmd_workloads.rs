@@ -2,9 +2,9 @@
 //! shortcuts, options), as a terminal table or as the markdown table of docs/workloads.md.
 
 use crate::args::{WorkloadsArgs, WorkloadsSub};
-use crate::table::Table;
 use crate::{CmdResult, Failure};
 use racehorse_engines::{find, registry, Caps, Engine, ShortcutForm};
+use racehorse_report::doc::Table;
 
 /// What an engine needs, in words ("disk, peer, root, tool fio").
 fn needs(caps: &Caps) -> String {

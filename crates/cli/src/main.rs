@@ -14,7 +14,6 @@ mod cmd_serve;
 mod cmd_show;
 mod cmd_workloads;
 mod shortcuts;
-mod table;
 
 use args::{Cli, Command};
 use clap::{CommandFactory, FromArgMatches};

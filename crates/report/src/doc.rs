@@ -84,6 +84,27 @@ pub fn to_text(doc: &[Block]) -> String {
     out
 }
 
+/// A plain text table built row by row for the terminal (`list`, `env`, `show` …): `left`
+/// leading columns left-aligned, the rest right-aligned, drawn as every document's tables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table(Grid);
+
+impl Table {
+    pub fn new(header: &[&str], left: usize) -> Table {
+        Table(Grid::new("text", "", header.iter().map(|h| h.to_string()).collect(), left))
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.0.rows.push(cells.into_iter().map(Cell::plain).collect());
+    }
+
+    /// The header, a line of dashes per column, and the rows; no trailing spaces.
+    pub fn render(&self) -> String {
+        grid_text(&self.0)
+    }
+}
+
+/// A grid as aligned text: header, dashes, rows (no caption).
 fn grid_text(g: &Grid) -> String {
     let n = g.header.len();
     let mut width: Vec<usize> = g.header.iter().map(|h| h.chars().count()).collect();
@@ -176,6 +197,17 @@ mod tests {
         assert!(t.starts_with("Title\n=====\ncap\n"), "{t}");
         assert!(t.contains("name      value\n--------  -----\na             1\nlonger|x    123\n\n"), "{t}");
         assert!(!t.contains("svg"));
+    }
+
+    #[test]
+    fn tables_align_columns_like_grids() {
+        let mut t = Table::new(&["name", "value"], 1);
+        t.row(vec!["a".into(), "1".into()]);
+        t.row(vec!["longer".into(), "123".into()]);
+        assert_eq!(t.render(), "name    value\n------  -----\na           1\nlonger    123\n");
+        let mut short = Table::new(&["a", "b", "c"], 2);
+        short.row(vec!["x".into()]);
+        assert_eq!(short.render(), "a  b  c\n-  -  -\nx\n", "missing cells are blank, lines trimmed");
     }
 
     #[test]

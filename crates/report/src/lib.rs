@@ -1,6 +1,6 @@
 //! racehorse-report: compares runs ("scaled to base", with significance and summaries),
-//! describes one run, and renders either as terminal text, markdown, csv, json or one
-//! self-contained HTML page with SVG charts.
+//! describes one run (one model, [`RunReport`], for both `report` and `show`), and renders
+//! either as terminal text, markdown, csv, json or one self-contained HTML page with SVG charts.
 
 pub mod charts;
 pub mod compare;
@@ -16,6 +16,7 @@ pub mod profile;
 pub mod quality;
 pub mod runlayout;
 pub mod runreport;
+pub mod runview;
 pub mod summary;
 pub mod units;
 pub mod verdicts;
@@ -51,6 +52,12 @@ pub fn run_markdown(r: &RunReport) -> String {
     doc::to_markdown(&runlayout::run_doc(r, &|_| Vec::new()))
 }
 
+/// Terminal text of one run as `racehorse show` prints it: every point in the order it ran,
+/// with `reps` a line per repetition.
+pub fn show_text(r: &RunReport, reps: bool) -> String {
+    runview::show_text(r, reps)
+}
+
 /// Self-contained HTML of a one-run report, with charts.
 pub fn run_html(r: &RunReport) -> String {
     let blocks = runlayout::run_doc(r, &charts::run_charts);
@@ -71,3 +78,6 @@ mod tests;
 
 #[cfg(test)]
 mod trust_tests;
+
+#[cfg(test)]
+mod runview_tests;

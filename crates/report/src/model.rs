@@ -203,6 +203,10 @@ pub struct Group<'a> {
     pub ok: Vec<&'a CellResult>,
     /// Cells that failed or were interrupted.
     pub not_ok: usize,
+    /// Every repetition, ok or not, in the order given.
+    pub cells: Vec<&'a CellResult>,
+    /// Position of the group's first cell among the cells given (the order points ran in).
+    pub first: usize,
 }
 
 impl Group<'_> {
@@ -239,7 +243,7 @@ pub fn group_cells<'a>(
     by_variant: bool,
 ) -> BTreeMap<GroupKey, Group<'a>> {
     let mut out: BTreeMap<GroupKey, Group<'a>> = BTreeMap::new();
-    for c in cells {
+    for (i, c) in cells.into_iter().enumerate() {
         let variant = if by_variant { c.spec.variant.clone() } else { String::new() };
         let key = GroupKey {
             workload: c.spec.workload.clone(),
@@ -253,7 +257,10 @@ pub fn group_cells<'a>(
             unit: c.unit,
             ok: Vec::new(),
             not_ok: 0,
+            cells: Vec::new(),
+            first: i,
         });
+        g.cells.push(c);
         if c.status == CellStatus::Ok {
             g.ok.push(c);
         } else {
