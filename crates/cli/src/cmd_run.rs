@@ -337,9 +337,7 @@ fn execute_plan(a: &RunArgs, store: &Store, req: &RunRequest, signals: &StopSign
     if json {
         sinks.push(&mut json_sink);
     }
-    let mut notice = |text: &str| eprintln!("{text}");
-    let report = lifecycle::run(req, store, signals, &mut sinks, &mut notice)
-        .map_err(|e| Failure { code: e.exit_code(), error: anyhow::anyhow!("{e}") })?;
+    let report = lifecycle::run(req, store, signals, &mut sinks)?;
     if json {
         return Ok(report.exit_code);
     }

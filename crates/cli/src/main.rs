@@ -38,6 +38,13 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
+/// A run error carries its exit code ([`racehorse_runner::RunError::exit_code`]).
+impl From<racehorse_runner::RunError> for Failure {
+    fn from(e: racehorse_runner::RunError) -> Self {
+        Failure { code: e.exit_code(), error: anyhow::anyhow!("{e}") }
+    }
+}
+
 pub type CmdResult = Result<u8, Failure>;
 
 /// Commands that only print die quietly when their reader goes away (`racehorse list | head`),

@@ -5,13 +5,13 @@ use crate::result::{CellResult, RunStatus};
 use crate::units::Nanos;
 use serde::{Deserialize, Serialize};
 
-/// Phase of a cell, as reported to sinks.
+/// Phase of a cell, as reported to sinks. The measured window follows the warmup inside the
+/// engine's run, so `Warmup` covers both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CellPhase {
     Prepare,
     Warmup,
-    Measure,
     Cleanup,
 }
 
@@ -26,7 +26,14 @@ pub enum Event {
         /// Estimated duration of the whole plan.
         eta: Nanos,
     },
+    /// Something that may make the results less trustworthy (another busy process, a cell
+    /// without its profile); shown as `warning: MESSAGE`.
     Warning {
+        message: String,
+    },
+    /// What the run is doing or did for the user (waiting for the machine lock, restoring
+    /// what a killed racehorse left, the memory limit); shown as the message itself.
+    Notice {
         message: String,
     },
     CellStarted {

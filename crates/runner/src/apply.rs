@@ -2,6 +2,7 @@
 //! files, THP, governor, memory limit, before/after commands), checks every variant before a
 //! run starts, and describes what was applied for the cells' records.
 
+use crate::error::{Context, RunError};
 use crate::plan::Plan;
 use crate::suite::Suite;
 use crate::variant::Variant;
@@ -50,23 +51,23 @@ pub fn plan_targets(plan: &Plan, suite_dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The one block device behind `targets`, for a block variant that names none.
-fn device_of_targets(root: &SysRoot, targets: &[PathBuf]) -> Result<String, String> {
+fn device_of_targets(root: &SysRoot, targets: &[PathBuf]) -> Result<String, RunError> {
     let mut devices: Vec<String> = Vec::new();
     for t in targets {
-        let d = device_of_path(root, t).map_err(|e| format!("block: {e}"))?;
+        let d = device_of_path(root, t).context("block")?;
         if !devices.contains(&d) {
             devices.push(d);
         }
     }
     match devices.as_slice() {
         [one] => Ok(one.clone()),
-        [] => {
-            Err("block: the variant has no target to find a device for; name it with device = \"…\"".into())
-        }
-        many => Err(format!(
+        [] => Err(RunError::Usage(
+            "block: the variant has no target to find a device for; name it with device = \"…\"".into(),
+        )),
+        many => Err(RunError::Usage(format!(
             "block: the variant's cells use targets on several devices ({}); name one with device = \"…\"",
             many.join(", ")
-        )),
+        ))),
     }
 }
 
@@ -79,14 +80,14 @@ struct FileKnob {
 
 /// The sysfs files `v` writes, with the block device resolved (the device of the targets
 /// its cells use when the variant names none).
-fn file_knobs(v: &Variant, root: &SysRoot, targets: &[PathBuf]) -> Result<Vec<FileKnob>, String> {
+fn file_knobs(v: &Variant, root: &SysRoot, targets: &[PathBuf]) -> Result<Vec<FileKnob>, RunError> {
     let mut out = Vec::new();
     if let Some(b) = &v.block {
         let device = match &b.device {
             Some(d) => d.clone(),
             None => device_of_targets(root, targets)?,
         };
-        let queue = block_queue_dir(root, &device).map_err(|e| format!("block: {e}"))?;
+        let queue = block_queue_dir(root, &device).context("block")?;
         let name = device.trim_start_matches("/dev/");
         for (k, val) in &b.queue {
             out.push(FileKnob { key: format!("block {name} {k}"), path: queue.join(k), value: val.clone() });
@@ -94,12 +95,12 @@ fn file_knobs(v: &Variant, root: &SysRoot, targets: &[PathBuf]) -> Result<Vec<Fi
     }
     for (which, value) in [("enabled", &v.thp), ("defrag", &v.thp_defrag)] {
         if let Some(value) = value {
-            let path = thp_file(root, which).map_err(|e| format!("thp: {e}"))?;
+            let path = thp_file(root, which).context("thp")?;
             out.push(FileKnob { key: format!("thp {which}"), path, value: value.clone() });
         }
     }
     if let Some(g) = &v.governor {
-        let files = governor_files(root).map_err(|e| format!("governor: {e}"))?;
+        let files = governor_files(root).context("governor")?;
         for (i, path) in files.into_iter().enumerate() {
             let key = if i == 0 { "governor".to_string() } else { format!("governor #{i}") };
             out.push(FileKnob { key, path, value: g.clone() });
@@ -127,18 +128,18 @@ fn apply_files(
     root: &SysRoot,
     targets: &[PathBuf],
     guard: &mut Guard,
-) -> Result<Settings, String> {
+) -> Result<Settings, RunError> {
     let mut set = Settings::new();
     for (k, val) in &v.sysctl {
-        guard.set_sysctl(k, val).map_err(|e| format!("sysctl {k} = {val}: {e}"))?;
+        guard.set_sysctl(k, val).with_context(|| format!("sysctl {k} = {val}"))?;
         let file = root.proc("sys").join(k.replace('.', "/"));
         set.insert(format!("sysctl {k}"), effective(&file, val.clone()));
     }
     let knobs = file_knobs(v, root, targets)?;
     let items: Vec<(PathBuf, String)> = knobs.iter().map(|k| (k.path.clone(), k.value.clone())).collect();
-    guard.set_files(&items).map_err(|e| {
+    guard.set_files(&items).with_context(|| {
         let keys: Vec<&str> = knobs.iter().map(|k| k.key.as_str()).collect();
-        format!("{}: {e}", keys.join(", "))
+        keys.join(", ")
     })?;
     for k in knobs.into_iter().filter(|k| !k.key.starts_with("governor #")) {
         set.insert(k.key, effective(&k.path, k.value));
@@ -178,24 +179,24 @@ fn sh_quote(text: &str) -> String {
 /// Where a plugd variant's daemon keeps its config, pid, lock, state and log: beside the
 /// machine state file (root-owned for root), never in a shared temp directory, where another
 /// user could plant a state file that the daemon would act on.
-fn plugd_dir(v: &Variant) -> Result<PathBuf, String> {
+fn plugd_dir(v: &Variant) -> Result<PathBuf, RunError> {
     let state = racehorse_machine::default_state_file();
     let base = state.parent().map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
     let dir = base.join(format!("plugd-{}-{}", std::process::id(), v.name));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&base).map_err(|e| format!("plugd: {}: {e}", base.display()))?;
-    std::fs::create_dir(&dir).map_err(|e| format!("plugd: {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&base).map_err(|e| RunError::io(format_args!("plugd: {}", base.display()), e))?;
+    std::fs::create_dir(&dir).map_err(|e| RunError::io(format_args!("plugd: {}", dir.display()), e))?;
     Ok(dir)
 }
 
 /// The commands that start `racehorse plugd` in the background (waiting until it has
 /// enforced its limits and written its pid file, or failing with its log) and stop it
 /// (SIGTERM: it restores the CPUs it found; then `plugd restore` for a daemon that died).
-fn plugd_commands(v: &Variant, text: &str) -> Result<(String, String), String> {
+fn plugd_commands(v: &Variant, text: &str) -> Result<(String, String), RunError> {
     let dir = plugd_dir(v)?;
     let conf = dir.join("plugd.conf");
-    std::fs::write(&conf, text).map_err(|e| format!("plugd: {}: {e}", conf.display()))?;
-    let exe = std::env::current_exe().map_err(|e| format!("plugd: where is racehorse? {e}"))?;
+    std::fs::write(&conf, text).map_err(|e| RunError::io(format_args!("plugd: {}", conf.display()), e))?;
+    let exe = std::env::current_exe().map_err(|e| RunError::io("plugd: the racehorse binary", e))?;
     let q = |p: &Path| sh_quote(&p.display().to_string());
     let (pid, log, state) = (dir.join("pid"), dir.join("log"), dir.join("state.json"));
     let start = format!(
@@ -235,14 +236,14 @@ pub fn apply_variant(
     suite_dir: &Path,
     targets: &[PathBuf],
     guard: &mut Guard,
-) -> Result<Settings, String> {
+) -> Result<Settings, RunError> {
     let limit = v.mem_limit_bytes.or(suite.mem_limit_bytes);
     let restored = if limit.is_some() { guard.restore_keeping_memory_limit() } else { guard.restore() };
-    restored.map_err(|e| format!("restoring the machine before it: {e}"))?;
+    restored.context("restoring the machine before it")?;
     let dir = variant_dir(v, suite_dir);
     let mut set = Settings::new();
     if let Some(bytes) = limit {
-        let l = guard.limit_memory(bytes).map_err(|e| format!("mem_limit: {e}"))?;
+        let l = guard.limit_memory(bytes).context("mem_limit")?;
         if v.mem_limit_bytes.is_some() {
             set.insert("mem_limit".into(), format!("{} MiB", l.limit_bytes >> 20));
         }
@@ -250,11 +251,11 @@ pub fn apply_variant(
     set.extend(apply_files(v, root, targets, guard)?);
     described(v, &dir, &mut set);
     if let Some(p) = &v.plugd {
-        let (start, stop) = plugd_commands(v, &p.config_text()?)?;
-        guard.run_command(Some(&start), Some(&stop)).map_err(|e| format!("starting plugd: {e}"))?;
+        let (start, stop) = plugd_commands(v, &p.config_text().map_err(RunError::Usage)?)?;
+        guard.run_command(Some(&start), Some(&stop)).context("starting plugd")?;
     }
     if v.before.is_some() || v.after.is_some() {
-        guard.run_command(v.before.as_deref(), v.after.as_deref()).map_err(|e| format!("before: {e}"))?;
+        guard.run_command(v.before.as_deref(), v.after.as_deref()).context("before")?;
     }
     Ok(set)
 }
@@ -262,26 +263,27 @@ pub fn apply_variant(
 /// Before any cell runs: every variant's sysctls, sysfs files and CPU list are set once and
 /// put back, and its directory checked, so that a knob the machine refuses stops the run
 /// with the variant and the setting named and nothing left applied. Before/after commands
-/// are not tried (they run only around the variant's cells).
+/// are not tried (they run only around the variant's cells). Every error is a refusal of
+/// the variant (exit 2).
 pub fn check_variants(
     plan: &Plan,
     root: &SysRoot,
     suite_dir: &Path,
     guard: &mut Guard,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     for (i, v) in plan.variants.iter().enumerate().filter(|(_, v)| !v.is_plain()) {
+        let refused = |e: RunError| e.refused(format_args!("variant '{}'", v.name));
         let targets = variant_targets(plan, i, suite_dir);
         if let Some(p) = &v.plugd {
-            p.config_text().map_err(|e| format!("variant '{}': {e}", v.name))?;
+            p.config_text().map_err(|e| refused(RunError::Usage(e)))?;
         }
         let mut tried = apply_files(v, root, &targets, guard).map(|_| ());
         if let (Ok(()), Some(list)) = (&tried, &v.cpu_list) {
-            tried = guard.set_cpu_list(list).map(|_| ()).map_err(|e| format!("cpu_list: {e}"));
+            tried = guard.set_cpu_list(list).map(|_| ()).context("cpu_list");
         }
         let undone = guard.restore_keeping_memory_limit();
-        tried.map_err(|e| format!("variant '{}': {e}", v.name))?;
-        undone
-            .map_err(|e| format!("variant '{}': putting its settings back after the check: {e}", v.name))?;
+        tried.map_err(refused)?;
+        undone.context("putting its settings back after the check").map_err(refused)?;
     }
     Ok(())
 }

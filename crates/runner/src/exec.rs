@@ -4,6 +4,7 @@
 
 use crate::adaptive::{self, next_round, AdaptiveSummary, Tracker};
 use crate::apply::{apply_variant, variant_dir, Settings};
+use crate::error::RunError;
 use crate::monitor::{cpus_online_mean, EdgeHooks, Edges, Sampler};
 use crate::plan::{Plan, PlannedCell};
 use crate::profiling::{ProfileSettings, Profiler};
@@ -11,9 +12,7 @@ use crate::sinks::Sink;
 use crate::window_check::WindowCheck;
 use racehorse_core::event::CellPhase;
 use racehorse_core::{CellResult, CellStatus, CpuMethod as WlCpuMethod, Event, RunStatus};
-use racehorse_engines::{
-    find, CellContext, Clock, Control, Engine, EngineError, MemoryLimit, Recorder, WindowHooks,
-};
+use racehorse_engines::{CellContext, Clock, Control, EngineError, MemoryLimit, Recorder, WindowHooks};
 use racehorse_machine::guard::Guard;
 use racehorse_machine::procstat::{cpu_usage, user_hz};
 use racehorse_machine::MachineError;
@@ -50,10 +49,16 @@ pub struct RunOutcome {
     pub status: RunStatus,
     pub ok: usize,
     pub failed: usize,
-    /// How the CPU count was set ("hotplug"/"affinity"), if any cell set it.
-    pub cpu_method: Option<String>,
     /// How adaptive repetitions ended, when the suite asked for them.
     pub adaptive: Option<AdaptiveSummary>,
+}
+
+/// Hands an event to every sink; an error (a sink that cannot take it) stops the run.
+pub(crate) type Emit<'a> = dyn FnMut(Event) -> Result<(), RunError> + 'a;
+
+/// Hands a phase, warning or notice to the sinks: one a sink cannot show stops nothing.
+pub(crate) fn tell(emit: &mut Emit, e: Event) {
+    let _ = emit(e);
 }
 
 fn status_of(e: &EngineError) -> CellStatus {
@@ -107,50 +112,39 @@ impl Runner {
     }
 
     /// Runs one cell; errors become a failed or interrupted result, never a panic.
-    fn run_cell(
-        &self,
-        cell: &PlannedCell,
-        guard: &mut Guard,
-        emit: &mut dyn FnMut(Event) -> Result<(), String>,
-        method: &mut Option<String>,
-        vs: &InForce,
-    ) -> Result<CellResult, String> {
-        let engine =
-            find(&cell.spec.workload).ok_or_else(|| format!("unknown workload {}", cell.spec.workload))?;
-        let mut result = CellResult::empty(cell.spec.clone(), engine.unit_for(&cell.spec));
+    fn run_cell(&self, cell: &PlannedCell, guard: &mut Guard, emit: &mut Emit, vs: &InForce) -> CellResult {
+        let mut result = CellResult::empty(cell.spec.clone(), cell.engine.unit_for(&cell.spec));
         result.cpus_online = cell.cpus;
         result.settings = vs.settings.clone();
         if let Some(e) = &vs.error {
             result.status = CellStatus::Failed;
             result.error = Some(e.clone());
-            return Ok(result);
+            return result;
         }
         let cpus = match &cell.cpu_list {
             _ if vs.plugd => Ok(racehorse_machine::CpuMethod::Hotplug),
             Some(list) => guard.set_cpu_list(list),
             None => guard.set_cpus(cell.cpus),
         };
-        let measured =
-            cpus.map_err(|e| EngineError::Failed(format!("setting {} CPUs: {e}", cell.cpus))).and_then(|m| {
-                *method = Some(m.as_str().to_string());
-                self.measure(cell, engine, guard, emit, vs, &mut result)
-            });
+        let measured = cpus
+            .map_err(|e| EngineError::Failed(format!("setting {} CPUs: {e}", cell.cpus)))
+            .and_then(|_| self.measure(cell, guard, emit, vs, &mut result));
         if let Err(e) = measured {
             result.status = status_of(&e);
             result.error = Some(e.to_string());
         }
-        Ok(result)
+        result
     }
 
     fn measure(
         &self,
         cell: &PlannedCell,
-        engine: &dyn Engine,
         guard: &mut Guard,
-        emit: &mut dyn FnMut(Event) -> Result<(), String>,
+        emit: &mut Emit,
         vs: &InForce,
         result: &mut CellResult,
     ) -> Result<(), EngineError> {
+        let engine = cell.engine;
         if self.drop_caches {
             guard.drop_caches().map_err(|e| EngineError::Failed(format!("dropping caches: {e}")))?;
         }
@@ -164,16 +158,16 @@ impl Runner {
             cpus: cell.cpus,
             env: vs.env.clone(),
         };
-        let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Prepare });
+        tell(emit, Event::CellPhase { index: cell.index, phase: CellPhase::Prepare });
         let limited = engine.memory_limit(&ctx)?;
         let method = (!vs.plugd).then(|| guard.method());
         let outcome = match limited {
-            Some(limit) => Self::under_limit(guard, limit, result, |r| {
-                self.prepare_and_run(cell, engine, &ctx, emit, r, method)
-            }),
-            None => self.prepare_and_run(cell, engine, &ctx, emit, result, method),
+            Some(limit) => {
+                Self::under_limit(guard, limit, result, |r| self.prepare_and_run(cell, &ctx, emit, r, method))
+            }
+            None => self.prepare_and_run(cell, &ctx, emit, result, method),
         };
-        let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Cleanup });
+        tell(emit, Event::CellPhase { index: cell.index, phase: CellPhase::Cleanup });
         if engine.caps().needs_disk {
             let _ = std::fs::remove_dir_all(&work_dir);
         }
@@ -227,27 +221,23 @@ impl Runner {
     fn prepare_and_run(
         &self,
         cell: &PlannedCell,
-        engine: &dyn Engine,
         ctx: &CellContext,
-        emit: &mut dyn FnMut(Event) -> Result<(), String>,
+        emit: &mut Emit,
         result: &mut CellResult,
         method: Option<racehorse_machine::CpuMethod>,
     ) -> Result<(), EngineError> {
-        let mut workload = engine.prepare(ctx)?;
+        let mut workload = cell.engine.prepare(ctx)?;
         let edges = Arc::new(Mutex::new(Edges::default()));
         let mut hooks: Box<dyn WindowHooks> =
             Box::new(EdgeHooks { root: self.root.clone(), edges: edges.clone() });
-        let profiler = match &self.profile {
-            Some(p) => Some(Profiler::start(p, &self.work_root).map_err(EngineError::Failed)?),
-            None => None,
-        };
+        let profiler = self.profile.as_ref().map(|p| Profiler::start(p, &self.work_root)).transpose()?;
         if let Some(p) = &profiler {
             hooks = p.hooks(hooks);
         }
         let ctl = Control::new(cell.warmup, cell.runtime, self.clock.clone(), hooks, self.abort.clone());
         let rec = Recorder::new();
         let sampler = self.sample_interval.map(|i| Sampler::start(self.root.clone(), i));
-        let _ = emit(Event::CellPhase { index: cell.index, phase: CellPhase::Warmup });
+        tell(emit, Event::CellPhase { index: cell.index, phase: CellPhase::Warmup });
         let ran = workload.run(&ctl, &rec);
         ctl.stop();
         let monitored = sampler.map(Sampler::finish).unwrap_or_default();
@@ -259,7 +249,9 @@ impl Runner {
         match profiled {
             Some(Ok(p)) => result.profile = Some(p),
             // The measurement stands; only where its CPU went is unknown.
-            Some(Err(e)) => eprintln!("racehorse: no profile for {}: {e}", cell.spec.label()),
+            Some(Err(e)) => {
+                tell(emit, Event::Warning { message: format!("no profile for {}: {e}", cell.spec.label()) })
+            }
             None => {}
         }
         let window =
@@ -299,7 +291,7 @@ impl Runner {
                 user_hz: user_hz(),
                 method,
             };
-            check.apply(result).map_err(EngineError::Failed)?;
+            check.apply(result)?;
         }
         Ok(())
     }
@@ -333,7 +325,6 @@ pub(crate) struct Progress {
     ok: usize,
     failed: usize,
     pub(crate) interrupted: bool,
-    method: Option<String>,
     variant: InForce,
     tracker: Tracker,
     /// Cells started so far: the next cell's index (cells are numbered as they run).
@@ -343,15 +334,15 @@ pub(crate) struct Progress {
 }
 
 /// Runs `cells` in order; stops early on interrupt. A cell whose engine ramps its load
-/// ([`Engine::ramp_next`]) becomes a ramp of cells, one per load point.
+/// ([`racehorse_engines::Engine::ramp_next`]) becomes a ramp of cells, one per load point.
 fn run_cells(
     runner: &Runner,
     plan: &Plan,
     cells: &[PlannedCell],
     guard: &mut Guard,
-    emit: &mut dyn FnMut(Event) -> Result<(), String>,
+    emit: &mut Emit,
     p: &mut Progress,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     for cell in cells {
         if runner.abort.load(Ordering::Relaxed) {
             p.interrupted = true;
@@ -360,10 +351,8 @@ fn run_cells(
         if p.variant.index != Some(cell.variant) {
             runner.enter_variant(plan, cell.variant, guard, &mut p.variant);
         }
-        let ramp =
-            find(&cell.spec.workload).and_then(|e| e.ramp_next(&cell.spec, &[]).map(|first| (e, first)));
-        match ramp {
-            Some((engine, first)) => crate::ramp::run_ramp(runner, cell, engine, first, guard, emit, p)?,
+        match cell.engine.ramp_next(&cell.spec, &[]) {
+            Some(first) => crate::ramp::run_ramp(runner, cell, first, guard, emit, p)?,
             None => {
                 run_point(runner, cell.clone(), guard, emit, p)?;
             }
@@ -391,8 +380,7 @@ fn warm_up(runner: &Runner, plan: &Plan, guard: &mut Guard, p: &mut Progress) {
     let mut cell = first.clone();
     cell.warmup = cell.warmup.min(WARM_UP_MAX);
     cell.runtime = cell.runtime.min(WARM_UP_MAX);
-    let mut method = None;
-    let _ = runner.run_cell(&cell, guard, &mut |_| Ok(()), &mut method, &p.variant);
+    runner.run_cell(&cell, guard, &mut |_| Ok(()), &p.variant);
 }
 
 /// Runs one cell, numbered as the next one, and hands its result to the sinks.
@@ -400,14 +388,14 @@ pub(crate) fn run_point(
     runner: &Runner,
     mut cell: PlannedCell,
     guard: &mut Guard,
-    emit: &mut dyn FnMut(Event) -> Result<(), String>,
+    emit: &mut Emit,
     p: &mut Progress,
-) -> Result<racehorse_engines::RampPoint, String> {
+) -> Result<racehorse_engines::RampPoint, RunError> {
     cell.index = p.issued;
     p.issued += 1;
     p.total = p.total.max(p.issued);
     emit(Event::CellStarted { index: cell.index, cells: p.total, spec: cell.spec.clone() })?;
-    let result = runner.run_cell(&cell, guard, emit, &mut p.method, &p.variant)?;
+    let result = runner.run_cell(&cell, guard, emit, &p.variant);
     match result.status {
         CellStatus::Ok => p.ok += 1,
         CellStatus::Failed => p.failed += 1,
@@ -434,8 +422,8 @@ pub fn execute(
     sinks: &mut [&mut dyn Sink],
     run_id: i64,
     label: &str,
-) -> Result<RunOutcome, String> {
-    let mut emit = |e: Event| -> Result<(), String> {
+) -> Result<RunOutcome, RunError> {
+    let mut emit = |e: Event| -> Result<(), RunError> {
         for s in sinks.iter_mut() {
             s.event(&e)?;
         }
@@ -473,7 +461,7 @@ pub fn execute(
         RunStatus::Complete
     };
     emit(Event::RunFinished { run_id, status, ok: p.ok, failed: p.failed })?;
-    Ok(RunOutcome { status, ok: p.ok, failed: p.failed, cpu_method: p.method, adaptive: adaptive_summary })
+    Ok(RunOutcome { status, ok: p.ok, failed: p.failed, adaptive: adaptive_summary })
 }
 
 #[cfg(test)]

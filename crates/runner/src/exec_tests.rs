@@ -10,7 +10,7 @@ use std::path::Path;
 #[derive(Default)]
 pub(crate) struct Collect(pub(crate) Vec<Event>);
 impl Sink for Collect {
-    fn event(&mut self, e: &Event) -> Result<(), String> {
+    fn event(&mut self, e: &Event) -> Result<(), RunError> {
         self.0.push(e.clone());
         Ok(())
     }

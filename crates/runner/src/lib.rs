@@ -4,6 +4,7 @@
 pub mod adaptive;
 pub mod apply;
 pub mod duration;
+pub mod error;
 pub mod exec;
 pub mod leftovers;
 pub mod lifecycle;
@@ -18,8 +19,9 @@ pub mod suite;
 pub mod variant;
 pub mod window_check;
 
+pub use error::RunError;
 pub use exec::{execute, RunOutcome, Runner};
-pub use plan::{Plan, PlannedCell};
+pub use plan::{EngineRef, Plan, PlannedCell};
 pub use sinks::{JsonLinesSink, ProgressSink, Sink};
 pub use suite::{Suite, SuiteError, WorkloadEntry};
 pub use variant::{Order, Variant};

@@ -2,16 +2,19 @@
 //! the machine lock taken (or waited for), what killed runs left restored, the work
 //! directories checked, the exclusivity check, the Guard, the memory limit, every variant
 //! tried, the environment captured, the run recorded, the cells measured and stored as they
-//! finish, the machine restored and read back. The binary maps its flags to a [`RunRequest`]
-//! and its exit code from [`RunReport`] or [`RunError`]; every step is tested here.
+//! finish, the machine restored and read back. Warnings and notices go to the sinks as
+//! events. The binary maps its flags to a [`RunRequest`] and its exit code from
+//! [`RunReport`] or [`RunError::exit_code`]; every step is tested here.
 
 use crate::apply::{check_variants, plan_targets, variant_dir};
+use crate::error::Context;
+pub use crate::error::RunError;
 use crate::exec::{execute, RunOutcome, Runner};
 use crate::plan::Plan;
 use crate::profiling::ProfileSettings;
 use crate::sinks::Sink;
 use racehorse_core::{Event, RunStatus};
-use racehorse_engines::{find, CellContext, RealClock};
+use racehorse_engines::{CellContext, RealClock};
 use racehorse_machine::lock::{LockError, MachineLock};
 use racehorse_machine::recovery::recover_all;
 use racehorse_machine::{cpuctl, env, exclusivity, Guard, StopSignals, SysRoot};
@@ -42,38 +45,6 @@ pub struct RunRequest {
     pub version: String,
 }
 
-/// Why a run did not happen or did not finish; each maps to one exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Bad request: a directory, variant or cell that cannot work (exit 2).
-    #[error("{0}")]
-    Usage(String),
-    /// Another racehorse holds the machine (exit 75, "try again later").
-    #[error("{0}")]
-    Busy(String),
-    /// A stop signal arrived before the run was recorded (exit 128 + signal).
-    #[error("stopped by signal {signal} before the first cell; nothing was changed or is left changed")]
-    Stopped { signal: i32, code: u8 },
-    /// The machine could not be controlled or restored (exit 1).
-    #[error("{0}")]
-    Machine(String),
-    /// The store failed (exit 1); finished cells are stored.
-    #[error("{0}")]
-    Store(String),
-}
-
-impl RunError {
-    /// The process exit code for this error.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            RunError::Usage(_) => 2,
-            RunError::Busy(_) => 75,
-            RunError::Stopped { code, .. } => *code,
-            RunError::Machine(_) | RunError::Store(_) => 1,
-        }
-    }
-}
-
 /// How a run ended.
 #[derive(Debug)]
 pub struct RunReport {
@@ -93,9 +64,9 @@ pub struct StoreSink<'a> {
 }
 
 impl Sink for StoreSink<'_> {
-    fn event(&mut self, e: &Event) -> Result<(), String> {
+    fn event(&mut self, e: &Event) -> Result<(), RunError> {
         if let Event::CellFinished { index, result } = e {
-            if let Err(err) = self.store.insert_cell(self.run_id, *index, result) {
+            if let Err(source) = self.store.insert_cell(self.run_id, *index, result) {
                 let kept = match spill_cell(Path::new(self.store.path()), self.run_id, *index, result) {
                     Ok(file) => format!(
                         "the measured cell is kept in {}; load it with `racehorse import {}` once the store can \
@@ -105,7 +76,11 @@ impl Sink for StoreSink<'_> {
                     ),
                     Err(why) => format!("and it could not be kept anywhere else either: {why}"),
                 };
-                return Err(format!("cannot store cell {}: {err}; {kept}", result.spec.label()));
+                return Err(RunError::CellNotStored {
+                    cell: result.spec.label(),
+                    source: Box::new(source),
+                    kept,
+                });
             }
         }
         Ok(())
@@ -122,7 +97,7 @@ pub fn spill_cell(
     run_id: i64,
     idx: usize,
     cell: &racehorse_core::CellResult,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, RunError> {
     let doc = serde_json::json!({
         "format": SPILL_FORMAT,
         "version": 1,
@@ -133,16 +108,16 @@ pub fn spill_cell(
     });
     let name = format!("run{run_id}-cell{idx}-{}.json", std::process::id());
     let beside = PathBuf::from(format!("{}.spill", store.display()));
-    let mut why = Vec::new();
+    let mut tries = Vec::new();
     for dir in [beside, std::env::temp_dir().join("racehorse-spill")] {
         let file = dir.join(&name);
         let wrote = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, doc.to_string()));
         match wrote {
             Ok(()) => return Ok(file),
-            Err(e) => why.push(format!("{}: {e}", file.display())),
+            Err(e) => tries.push((file, e)),
         }
     }
-    Err(why.join("; "))
+    Err(RunError::NotKept { tries })
 }
 
 /// The store first, then the caller's sinks (progress, JSON lines).
@@ -152,31 +127,43 @@ struct Fanout<'a, 'b, 'c> {
 }
 
 impl Sink for Fanout<'_, '_, '_> {
-    fn event(&mut self, e: &Event) -> Result<(), String> {
+    fn event(&mut self, e: &Event) -> Result<(), RunError> {
         self.store.event(e)?;
         self.rest.iter_mut().try_for_each(|s| s.event(e))
     }
+}
+
+/// Tells the sinks a warning or notice before the run is recorded (a sink that cannot show
+/// it stops nothing).
+fn tell(sinks: &mut [&mut dyn Sink], e: Event) {
+    for s in sinks.iter_mut() {
+        let _ = s.before_run(&e);
+    }
+}
+
+fn notice(sinks: &mut [&mut dyn Sink], message: String) {
+    tell(sinks, Event::Notice { message });
 }
 
 /// Takes the machine lock, or waits for it with `--wait`.
 fn take_lock(
     req: &RunRequest,
     signals: &StopSignals,
-    notice: &mut dyn FnMut(&str),
+    sinks: &mut [&mut dyn Sink],
 ) -> Result<MachineLock, RunError> {
     let path = racehorse_machine::lock::lock_file_for(&req.state_file);
     let what = format!("racehorse run {} (label {})", req.plan.suite.name, req.label);
     let got = if req.wait_for_lock {
         let flag = signals.flag();
-        let mut told = |holder: &str| notice(&format!("waiting for the machine: {holder}"));
+        let mut told = |holder: &str| notice(sinks, format!("waiting for the machine: {holder}"));
         MachineLock::acquire_waiting(&path, &what, Duration::from_millis(200), &flag, &mut told)
     } else {
         MachineLock::acquire(&path, &what)
     };
     got.map_err(|e| match e {
         LockError::Abandoned { .. } => stopped(signals),
-        LockError::Held { .. } => RunError::Busy(e.to_string()),
-        LockError::Machine(m) => RunError::Machine(format!("the machine lock: {m}")),
+        LockError::Held { .. } => RunError::Busy(e),
+        LockError::Machine(m) => RunError::Machine(m).in_context("the machine lock"),
     })
 }
 
@@ -186,35 +173,40 @@ fn stopped(signals: &StopSignals) -> RunError {
 
 /// Checks that a directory exists and is writable. A missing directory is made only when its
 /// parent exists: a mistyped path is not created as a tree (racehorse often runs as root).
-pub fn check_dir(dir: &Path) -> Result<(), String> {
+/// Every failure is a usage error (choose another directory).
+pub fn check_dir(dir: &Path) -> Result<(), RunError> {
     if !dir.is_dir() {
         let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !parent.is_dir() {
-            return Err(format!(
+            return Err(RunError::Usage(format!(
                 "target directory {} does not exist, nor does {}; create it first or choose another with --dir",
                 dir.display(),
                 parent.display()
-            ));
+            )));
         }
-        std::fs::create_dir(dir)
-            .map_err(|e| format!("target directory {}: {e}; choose another with --dir", dir.display()))?;
+        std::fs::create_dir(dir).map_err(|e| {
+            RunError::Usage(format!("target directory {}: {e}; choose another with --dir", dir.display()))
+        })?;
     }
     let probe = dir.join(format!(".racehorse-probe-{}", std::process::id()));
     std::fs::write(&probe, b"x").map_err(|e| {
-        format!("target directory {} is not writable: {e}; choose another with --dir", dir.display())
+        RunError::Usage(format!(
+            "target directory {} is not writable: {e}; choose another with --dir",
+            dir.display()
+        ))
     })?;
     let _ = std::fs::remove_file(probe);
     Ok(())
 }
 
-/// Asks each engine to check every distinct planned cell before anything runs.
-pub fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), String> {
+/// Asks each engine to check every distinct planned cell before anything runs; a cell its
+/// engine refuses is a usage error.
+pub fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), RunError> {
     let mut seen = std::collections::BTreeSet::new();
     for cell in &plan.cells {
         if !seen.insert(cell.spec.match_key()) {
             continue;
         }
-        let Some(engine) = find(&cell.spec.workload) else { continue };
         let v = &plan.variants[cell.variant];
         let ctx = CellContext {
             spec: cell.spec.clone(),
@@ -222,47 +214,42 @@ pub fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), String> {
             cpus: cell.cpus,
             env: v.env.clone(),
         };
-        engine.validate(&ctx).map_err(|e| format!("{}: {e}", cell.spec.label()))?;
+        cell.engine.validate(&ctx).map_err(|e| RunError::from(e).refused(cell.spec.label()))?;
     }
     Ok(())
 }
 
 /// Under the lock: restores what killed runs and daemons left, removes their work
 /// directories, and checks this run's directories and cells.
-fn prepare(req: &RunRequest, notice: &mut dyn FnMut(&str)) -> Result<(), RunError> {
-    let done = recover_all(&req.root, &req.state_file)
-        .map_err(|e| RunError::Machine(format!("restoring what a killed racehorse left: {e}")))?;
+fn prepare(req: &RunRequest, sinks: &mut [&mut dyn Sink]) -> Result<(), RunError> {
+    let done = recover_all(&req.root, &req.state_file).context("restoring what a killed racehorse left")?;
     for what in done {
-        notice(&format!("restored machine state left by a killed racehorse: {what}"));
+        notice(sinks, format!("restored machine state left by a killed racehorse: {what}"));
     }
-    check_dir(&req.work_root).map_err(RunError::Usage)?;
+    check_dir(&req.work_root)?;
     for v in req.plan.variants.iter().filter(|v| v.dir.is_some()) {
         check_dir(&variant_dir(v, &req.work_root))
-            .map_err(|e| RunError::Usage(format!("variant '{}': {e}", v.name)))?;
+            .map_err(|e| e.refused(format_args!("variant '{}'", v.name)))?;
     }
-    validate_cells(&req.plan, &req.work_root).map_err(RunError::Usage)?;
+    validate_cells(&req.plan, &req.work_root)?;
     let roots = std::iter::once(req.work_root.clone())
         .chain(req.plan.variants.iter().map(|v| variant_dir(v, &req.work_root)));
     for gone in roots.flat_map(|r| crate::leftovers::sweep(&r)) {
-        notice(&format!("removed {}, left by a racehorse run that was killed", gone.display()));
+        notice(sinks, format!("removed {}, left by a racehorse run that was killed", gone.display()));
     }
     Ok(())
 }
 
 /// The Guard with the run-wide memory limit and every variant tried once.
-fn guard_machine(req: &RunRequest, notice: &mut dyn FnMut(&str)) -> Result<Guard, RunError> {
-    let mut guard = Guard::new(req.root.clone(), req.state_file.clone())
-        .map_err(|e| RunError::Machine(format!("preparing the machine guard: {e}")))?;
+fn guard_machine(req: &RunRequest, sinks: &mut [&mut dyn Sink]) -> Result<Guard, RunError> {
+    let mut guard =
+        Guard::new(req.root.clone(), req.state_file.clone()).context("preparing the machine guard")?;
     if let Some(bytes) = req.plan.suite.mem_limit_bytes {
-        let l = guard.limit_memory(bytes).map_err(|e| RunError::Usage(format!("memory limit: {e}")))?;
-        notice(&format!(
-            "memory limit: {} MiB (cgroup v{} {})",
-            l.limit_bytes >> 20,
-            l.version,
-            l.path.display()
-        ));
+        let l = guard.limit_memory(bytes).map_err(|e| RunError::from(e).refused("memory limit"))?;
+        let (mib, version, path) = (l.limit_bytes >> 20, l.version, l.path.display());
+        notice(sinks, format!("memory limit: {mib} MiB (cgroup v{version} {path})"));
     }
-    check_variants(&req.plan, &req.root, &req.work_root, &mut guard).map_err(RunError::Usage)?;
+    check_variants(&req.plan, &req.root, &req.work_root, &mut guard)?;
     Ok(guard)
 }
 
@@ -283,7 +270,7 @@ fn record_run(req: &RunRequest, store: &Store, excl: &exclusivity::Exclusivity) 
             racehorse_version: req.version.clone(),
             cpu_method: environment.cpu_control.clone(),
         })
-        .map_err(|e| RunError::Store(format!("creating the run in the store: {e}")))
+        .context("creating the run in the store")
 }
 
 /// What the run stores as its suite: the variants with every setting, the order (and seed)
@@ -300,21 +287,21 @@ fn suite_json(plan: &Plan) -> String {
 }
 
 /// Runs `req` to the end. `signals` must be installed before this is called (the binary
-/// does it first thing); `notice` receives warnings and progress words for the user.
+/// does it first thing); the sinks get every event, from the warnings and notices before
+/// the run is recorded (waiting for the lock, the exclusivity check) to `run_finished`.
 pub fn run(
     req: &RunRequest,
     store: &Store,
     signals: &StopSignals,
     sinks: &mut [&mut dyn Sink],
-    notice: &mut dyn FnMut(&str),
 ) -> Result<RunReport, RunError> {
-    let _lock = take_lock(req, signals, notice)?;
-    prepare(req, notice)?;
+    let _lock = take_lock(req, signals, sinks)?;
+    prepare(req, sinks)?;
     let excl = exclusivity::check(&req.root, Duration::from_millis(300));
     for w in &excl.warnings {
-        notice(&format!("warning: {w}"));
+        tell(sinks, Event::Warning { message: w.clone() });
     }
-    let mut guard = guard_machine(req, notice)?;
+    let mut guard = guard_machine(req, sinks)?;
     if signals.requested() {
         drop(guard);
         return Err(stopped(signals));
@@ -336,22 +323,20 @@ pub fn run(
     let restored = guard.restore();
     let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);
     let finished = store.finish_run(run_id, status);
-    restored.map_err(|e| RunError::Machine(format!("restoring the machine state: {e}")))?;
-    let verified = guard.verify_restored().map_err(|bad| {
-        RunError::Machine(format!(
-            "the machine was not fully restored: {}; run `racehorse restore` or set them back by hand",
-            bad.join("; ")
-        ))
-    })?;
+    restored.context("restoring the machine state")?;
+    let verified = guard.verify_restored().map_err(RunError::NotRestored)?;
     // The cell's own error first: it says what was lost and where it was kept.
-    let outcome = outcome.map_err(|e| {
-        let unfinished = finished.as_ref().err().map(|f| format!("; marking the run finished: {f}"));
-        RunError::Store(format!(
-            "run {run_id} stopped: {e} (earlier cells are stored){}",
-            unfinished.unwrap_or_default()
-        ))
-    })?;
-    finished.map_err(|e| RunError::Store(format!("marking the run finished: {e}")))?;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            return Err(RunError::RunStopped {
+                run_id,
+                source: Box::new(e),
+                unfinished: finished.err().map(Box::new),
+            })
+        }
+    };
+    finished.context("marking the run finished")?;
     let exit_code = match status {
         RunStatus::Complete => 0,
         RunStatus::Interrupted => signals.exit_code(),

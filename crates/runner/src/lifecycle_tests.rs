@@ -51,10 +51,24 @@ impl Bench {
 const SUITE: &str = "runtime = \"20ms\"\nwarmup = \"0s\"\ncpus = [2]\n[[workload]]\nengine = \"null\"\n\
                      [[variant]]\nname = \"low\"\nsysctl = { \"vm.swappiness\" = 7 }\n";
 
+/// The warnings and notices a run tells its sinks, as the progress sink prints them.
+#[derive(Default)]
+struct Notes(Vec<String>);
+impl Sink for Notes {
+    fn event(&mut self, e: &Event) -> Result<(), RunError> {
+        match e {
+            Event::Warning { message } => self.0.push(format!("warning: {message}")),
+            Event::Notice { message } => self.0.push(message.clone()),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 fn run_it(b: &Bench, req: &RunRequest, signals: &StopSignals) -> (Result<RunReport, RunError>, Vec<String>) {
-    let mut notes = Vec::new();
-    let r = run(req, &b.store, signals, &mut [], &mut |n| notes.push(n.to_string()));
-    (r, notes)
+    let mut notes = Notes::default();
+    let r = run(req, &b.store, signals, &mut [&mut notes]);
+    (r, notes.0)
 }
 
 #[test]
@@ -169,7 +183,7 @@ fn a_variant_the_machine_refuses_is_a_usage_error_before_any_cell() {
 fn a_target_directory_is_made_only_under_an_existing_parent() {
     let tmp = tempfile::tempdir().unwrap();
     let deep = tmp.path().join("no/such/dir");
-    let e = check_dir(&deep).unwrap_err();
+    let e = check_dir(&deep).unwrap_err().to_string();
     assert!(e.contains("does not exist") && e.contains("--dir"), "{e}");
     assert!(!tmp.path().join("no").exists(), "nothing created");
     let leaf = tmp.path().join("leaf");
@@ -205,7 +219,10 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
     };
     let cell = racehorse_core::CellResult::empty(spec, racehorse_core::WorkUnit::Ops);
     let mut sink = StoreSink { store: &read_only, run_id };
-    let e = sink.event(&Event::CellFinished { index: 3, result: Box::new(cell.clone()) }).unwrap_err();
+    let e = sink
+        .event(&Event::CellFinished { index: 3, result: Box::new(cell.clone()) })
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("cannot store cell null") && e.contains("racehorse import"), "{e}");
     let file = PathBuf::from(format!("{}.spill", path.display()))
         .join(format!("run{run_id}-cell3-{}.json", std::process::id()));

@@ -1,9 +1,10 @@
 //! Matrix expansion: a suite becomes an ordered list of cells (variant × repetition ×
 //! workload × CPU count × every combination of option values), with an estimated duration.
 
-use crate::suite::{Suite, SuiteError, WorkloadEntry};
+use crate::suite::{engine_names, Suite, SuiteError, WorkloadEntry};
 use crate::variant::{shuffle, Order, Variant};
 use racehorse_core::{CellSpec, Params, Value};
+use racehorse_engines::Engine;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -12,11 +13,46 @@ const CELL_OVERHEAD: Duration = Duration::from_secs(1);
 /// Refuse plans larger than this: almost certainly a typo in an axis.
 const MAX_CELLS: usize = 100_000;
 
+/// An engine, resolved by name once when the plan is built. Two are equal when their names
+/// are; it prints as its name.
+#[derive(Clone, Copy)]
+pub struct EngineRef(pub &'static dyn Engine);
+
+impl EngineRef {
+    /// The engine named `name`, or a usage error listing the valid names.
+    pub fn find(name: &str) -> Result<EngineRef, SuiteError> {
+        racehorse_engines::find(name).map(EngineRef).ok_or_else(|| {
+            SuiteError::usage(format!("unknown workload '{name}'; valid workloads: {}", engine_names()))
+        })
+    }
+}
+
+impl std::ops::Deref for EngineRef {
+    type Target = dyn Engine;
+    fn deref(&self) -> &(dyn Engine + 'static) {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for EngineRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EngineRef({})", self.0.name())
+    }
+}
+
+impl PartialEq for EngineRef {
+    fn eq(&self, other: &EngineRef) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+
 /// One cell with everything the runner needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedCell {
     pub index: usize,
     pub spec: CellSpec,
+    /// The engine of `spec.workload`.
+    pub engine: EngineRef,
     pub cpus: u32,
     /// Exactly these CPUs online (a variant's `cpu_list`); None = the first `cpus` CPUs.
     pub cpu_list: Option<Vec<u32>>,
@@ -129,6 +165,7 @@ fn expand_variant(
         if rep > w.reps.unwrap_or(suite.reps) || !listed {
             continue;
         }
+        let engine = EngineRef::find(&w.engine)?;
         let axis = cpus_axis(suite, w, default_cpus);
         if let Some(&bad) = axis.iter().chain(variant_cpus(v).as_ref()).find(|&&c| c > max_cpus) {
             let key = if w.cpus.is_some() { format!("workload.{wi}") } else { "cpus".to_string() };
@@ -150,6 +187,7 @@ fn expand_variant(
                 out.push(PlannedCell {
                     index: 0,
                     spec: CellSpec { workload: w.engine.clone(), params, variant: v.name.clone(), rep },
+                    engine,
                     cpus: variant_cpus(v).unwrap_or(cpus),
                     cpu_list: v.cpu_list.clone(),
                     runtime: w.runtime.unwrap_or(suite.runtime),
@@ -236,6 +274,19 @@ mod tests {
         assert_eq!(p.cells[11].spec.rep, 2);
         assert!(p.cells.iter().enumerate().all(|(i, c)| c.index == i));
         assert_eq!(p.eta(), Duration::from_secs(12 * 13));
+    }
+
+    /// Issue 22: each cell carries its engine, resolved once when the plan is built.
+    #[test]
+    fn cells_carry_their_engine_and_an_unknown_one_is_refused() {
+        let p = Plan::expand(&suite(), 2, 2).unwrap();
+        assert!(p.cells.iter().all(|c| c.engine.name() == "null"));
+        assert_eq!(format!("{:?}", p.cells[0].engine), "EngineRef(null)");
+        assert_eq!(p.cells[0].engine, EngineRef::find("null").unwrap());
+        let mut s = suite();
+        s.workloads[0].engine = "nope".into();
+        let e = Plan::expand(&s, 2, 2).unwrap_err().to_string();
+        assert!(e.starts_with("unknown workload 'nope'; valid workloads: ") && e.contains("null"), "{e}");
     }
 
     #[test]

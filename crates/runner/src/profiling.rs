@@ -4,7 +4,7 @@
 
 use crate::profile::{report, Recording};
 use racehorse_core::Profile;
-use racehorse_engines::WindowHooks;
+use racehorse_engines::{EngineError, WindowHooks};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -41,15 +41,19 @@ fn lock(s: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
 }
 
 impl Profiler {
-    /// Starts perf (sampling off) with its files in a fresh directory under `parent`.
-    pub fn start(settings: &ProfileSettings, parent: &Path) -> Result<Profiler, String> {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("profile: creating {}: {e}", parent.display()))?;
+    /// Starts perf (sampling off) with its files in a fresh directory under `parent`; an
+    /// error fails the cell.
+    pub fn start(settings: &ProfileSettings, parent: &Path) -> Result<Profiler, EngineError> {
+        let failed = |what: &str, e: std::io::Error| {
+            EngineError::Failed(format!("profile: {what} {}: {e}", parent.display()))
+        };
+        std::fs::create_dir_all(parent).map_err(|e| failed("creating", e))?;
         let dir = tempfile::Builder::new()
             .prefix(&format!("racehorse-{}-perf-", std::process::id()))
             .tempdir_in(parent)
-            .map_err(|e| format!("profile: a directory for perf's data in {}: {e}", parent.display()))?;
-        let recording = Recording::start(&settings.perf, dir.path(), settings.freq_hz)?;
+            .map_err(|e| failed("a directory for perf's data in", e))?;
+        let recording =
+            Recording::start(&settings.perf, dir.path(), settings.freq_hz).map_err(EngineError::Failed)?;
         let state = State { recording: Some(recording), error: None };
         Ok(Profiler { state: Arc::new(Mutex::new(state)), _dir: dir })
     }
@@ -60,17 +64,18 @@ impl Profiler {
         Box::new(Hooks { inner, state: self.state.clone() })
     }
 
-    /// Stops perf and reads the profile of the window.
-    pub fn finish(self, settings: &ProfileSettings) -> Result<Profile, String> {
+    /// Stops perf and reads the profile of the window; an error loses only the profile.
+    pub fn finish(self, settings: &ProfileSettings) -> Result<Profile, EngineError> {
         let (recording, error) = {
             let mut s = lock(&self.state);
             (s.recording.take(), s.error.take())
         };
-        if let Some(e) = error {
-            return Err(e);
-        }
-        let data = recording.ok_or("profile: the recording was lost")?.finish()?;
-        report(&settings.perf, &data, settings.top)
+        let profile = match (error, recording) {
+            (Some(e), _) => Err(e),
+            (None, None) => Err("profile: the recording was lost".to_string()),
+            (None, Some(r)) => r.finish().and_then(|data| report(&settings.perf, &data, settings.top)),
+        };
+        profile.map_err(EngineError::Failed)
     }
 }
 

@@ -1,11 +1,11 @@
-//! Load ramps: a planned cell whose engine ramps its load ([`Engine::ramp_next`], the mix
-//! engine with `users = 0`) runs as one cell per load point, each numbered as it runs, until
-//! the engine's stop rule ends the ramp or the run is interrupted.
+//! Load ramps: a planned cell whose engine ramps its load
+//! ([`racehorse_engines::Engine::ramp_next`], the mix engine with `users = 0`) runs as one
+//! cell per load point, each numbered as it runs, until the engine's stop rule ends the ramp
+//! or the run is interrupted.
 
-use crate::exec::{run_point, Progress, Runner};
+use crate::error::RunError;
+use crate::exec::{run_point, Emit, Progress, Runner};
 use crate::plan::PlannedCell;
-use racehorse_core::Event;
-use racehorse_engines::Engine;
 use racehorse_machine::guard::Guard;
 use std::sync::atomic::Ordering;
 
@@ -14,12 +14,11 @@ use std::sync::atomic::Ordering;
 pub(crate) fn run_ramp(
     runner: &Runner,
     planned: &PlannedCell,
-    engine: &dyn Engine,
     first: racehorse_core::Params,
     guard: &mut Guard,
-    emit: &mut dyn FnMut(Event) -> Result<(), String>,
+    emit: &mut Emit,
     p: &mut Progress,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let mut done = Vec::new();
     let mut params = first;
     loop {
@@ -32,7 +31,7 @@ pub(crate) fn run_ramp(
         if p.interrupted || runner.abort.load(Ordering::Relaxed) {
             return Ok(());
         }
-        match engine.ramp_next(&planned.spec, &done) {
+        match planned.engine.ramp_next(&planned.spec, &done) {
             Some(next) => params = next,
             None => return Ok(()),
         }

@@ -5,6 +5,7 @@
 use crate::monitor::{online_inside, Edges, OnlineReadings};
 use racehorse_core::quality::CPU;
 use racehorse_core::CellResult;
+use racehorse_engines::EngineError;
 use racehorse_machine::tenants::{between, noise_reason};
 use racehorse_machine::CpuMethod;
 
@@ -25,7 +26,7 @@ pub(crate) struct WindowCheck<'a> {
 
 impl WindowCheck<'_> {
     /// Fills `result.quality`; Err when the cell's CPUs did not hold (the cell then fails).
-    pub fn apply(&self, result: &mut CellResult) -> Result<(), String> {
+    pub fn apply(&self, result: &mut CellResult) -> Result<(), EngineError> {
         let window_s = result.window.as_secs_f64();
         if let (Some(a), Some(b)) = &self.edges.procs {
             let t = between(a, b, self.user_hz);
@@ -48,17 +49,17 @@ impl WindowCheck<'_> {
 
     /// The online-CPU readings inside the window (edges and the 1 s monitor) against the
     /// count the cell asked for: never fewer; with hotplug, never more either.
-    fn cpus_held(&self, label: String, asked: u32) -> Result<(), String> {
+    fn cpus_held(&self, label: String, asked: u32) -> Result<(), EngineError> {
         let Some(method) = self.method else { return Ok(()) };
         let inside = online_inside(self.edges, self.monitor);
         let (Some(&min), Some(&max)) = (inside.iter().min(), inside.iter().max()) else { return Ok(()) };
         if min < asked || (method == CpuMethod::Hotplug && max > asked) {
             let seen = if min == max { format!("{min}") } else { format!("{min} to {max}") };
-            return Err(format!(
+            return Err(EngineError::Failed(format!(
                 "{label}: asked for {asked} online CPUs, but {seen} were online during the window; something \
                  else changed the CPUs (a racehorse plugd, a hotplug daemon, an administrator), so the cell \
                  measured another machine"
-            ));
+            )));
         }
         Ok(())
     }
@@ -137,9 +138,9 @@ mod tests {
             user_hz: 100,
             method: Some(CpuMethod::Hotplug),
         };
-        let err = check.apply(&mut cell(2, 4.0)).unwrap_err();
+        let err = check.apply(&mut cell(2, 4.0)).unwrap_err().to_string();
         assert!(err.contains("asked for 2 online CPUs, but 1 to 2 were online"), "{err}");
-        let more = check.apply(&mut cell(1, 4.0)).unwrap_err();
+        let more = check.apply(&mut cell(1, 4.0)).unwrap_err().to_string();
         assert!(more.contains("asked for 1"), "hotplug set exactly one: {more}");
         check.method = Some(CpuMethod::Affinity);
         assert!(check.apply(&mut cell(1, 4.0)).is_ok(), "affinity leaves more CPUs online");
