@@ -203,7 +203,12 @@ pub fn check_dir(dir: &Path) -> Result<(), RunError> {
 /// engine refuses is a usage error.
 pub fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), RunError> {
     let mut seen = std::collections::BTreeSet::new();
+    let mut engines_ready = std::collections::BTreeSet::new();
     for cell in &plan.cells {
+        if engines_ready.insert(cell.engine.name()) {
+            // What the engine's capabilities ask for: its tool, loopback, root.
+            racehorse_engines::ready(cell.engine.0, true).map_err(RunError::from)?;
+        }
         if !seen.insert(cell.spec.match_key()) {
             continue;
         }

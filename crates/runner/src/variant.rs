@@ -337,7 +337,7 @@ impl RawVariant {
 
 /// Shuffles `items` in place (Fisher–Yates) from `seed`.
 pub fn shuffle<T>(items: &mut [T], seed: u64) {
-    let mut rng = racehorse_engines::support::rng::SplitMix64::new(seed);
+    let mut rng = racehorse_core::rng::SplitMix64::new(seed);
     for i in (1..items.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         items.swap(i, j);
