@@ -15,8 +15,6 @@ use std::path::{Path, PathBuf};
 const CONTRACT: &[&str] = &["control", "error", "info", "options", "recorder"];
 /// Modules that wire the layers together and may import anything.
 const WIRING: &[&str] = &["registry", "layers", "adapters"];
-/// The adapters' old paths, re-exported at the crate root.
-const ALIASES: &[(&str, &str)] = &[("fio", "adapters::fio"), ("dbench", "adapters::dbench")];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Layer {
@@ -44,9 +42,6 @@ fn module_of(rel: &Path) -> Vec<String> {
 /// The layer a crate-absolute module path belongs to; `engines` are the top-level engines.
 fn layer_of(path: &[String], engines: &[String]) -> Layer {
     let Some(first) = path.first().map(String::as_str) else { return Layer::Contract };
-    if let Some((_, target)) = ALIASES.iter().find(|(alias, _)| *alias == first) {
-        return Layer::Engine((*target).to_string());
-    }
     match (first, path.get(1)) {
         ("support", _) => Layer::Support,
         ("adapters", Some(adapter)) => Layer::Engine(format!("adapters::{adapter}")),
@@ -205,7 +200,7 @@ fn the_check_sees_imports_across_engines() {
         check("adapters::fio::job", "use crate::support::disk_options::DiskPhase;"),
         Vec::<String>::new()
     );
-    assert_eq!(check("diskio", "use crate::{support::rng, fio::job, Caps};").len(), 1, "a group");
+    assert_eq!(check("diskio", "use crate::{support::rng, adapters::fio::job, Caps};").len(), 1, "a group");
     assert_eq!(check("micro::caches::tests", "let n = super::super::chase::sizes(1);"), Vec::<String>::new());
     assert_eq!(check("micro::run", "use super::super::oltp::mix;").len(), 1, "super out of the engine");
     assert_eq!(check("support::rng", "use crate::micro::chase;").len(), 1, "support uses no engine");

@@ -30,8 +30,6 @@ pub mod smallread;
 
 // Adapters for external tools.
 pub mod adapters;
-/// The adapters keep their old paths (`racehorse_engines::fio::json` for the fuzz targets).
-pub use adapters::{dbench, fio};
 
 // The list of engines and of the jobs they run in fresh processes.
 pub mod registry;

@@ -43,32 +43,18 @@ pub(crate) fn virtualization(root: &SysRoot, cpuinfo: Option<&str>) -> String {
     }
 }
 
-/// "32K" / "1024K" / "8M" / "12345" → bytes.
-pub(crate) fn parse_size_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last()? {
-        'K' | 'k' => (&s[..s.len() - 1], 1024),
-        'M' | 'm' => (&s[..s.len() - 1], 1024 * 1024),
-        'G' | 'g' => (&s[..s.len() - 1], 1024 * 1024 * 1024),
-        _ => (s, 1),
-    };
-    num.trim().parse::<u64>().ok().map(|n| n * mult)
-}
-
-/// Caches of cpu0 (sys/devices/system/cpu/cpu0/cache/index*), sorted by level then kind.
+/// Caches of cpu0 (sys/devices/system/cpu/cpu0/cache/index*), sorted by level then kind: every
+/// index with a level, its size 0 and kind "unknown" when sysfs does not give them.
 pub(crate) fn caches(root: &SysRoot) -> Vec<CacheInfo> {
-    let dir = root.sys("devices/system/cpu/cpu0/cache");
-    let Ok(rd) = std::fs::read_dir(&dir) else { return Vec::new() };
-    let mut v: Vec<CacheInfo> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("index"))
-        .filter_map(|e| {
-            let p = e.path();
+    let Ok(indexes) = crate::cpucache::cache_indexes(root, 0) else { return Vec::new() };
+    let mut v: Vec<CacheInfo> = indexes
+        .into_iter()
+        .filter_map(|c| {
             Some(CacheInfo {
-                level: read_num(&p.join("level"))?,
-                kind: read_trim(&p.join("type")).unwrap_or_else(|| "unknown".into()),
-                size_bytes: read_trim(&p.join("size")).and_then(|s| parse_size_bytes(&s)).unwrap_or(0),
-                shared_cpu_list: read_trim(&p.join("shared_cpu_list")).unwrap_or_default(),
+                level: u32::from(c.level?),
+                kind: c.kind.unwrap_or_else(|| "unknown".into()),
+                size_bytes: c.size_bytes.unwrap_or(0),
+                shared_cpu_list: c.shared_cpu_list.unwrap_or_default(),
             })
         })
         .collect();
@@ -228,14 +214,6 @@ pub(crate) fn cgroup(root: &SysRoot, mounts: &[MountEntry]) -> Option<CgroupInfo
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size_bytes("32K"), Some(32 * 1024));
-        assert_eq!(parse_size_bytes("8M\n"), Some(8 << 20));
-        assert_eq!(parse_size_bytes("512"), Some(512));
-        assert_eq!(parse_size_bytes("x"), None);
-    }
 
     #[test]
     fn models() {

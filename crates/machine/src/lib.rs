@@ -1,5 +1,6 @@
 //! racehorse-machine: reads /proc and sysfs, captures the environment, and controls CPUs and caches behind a Guard.
 pub mod cgroup;
+pub mod cpucache;
 pub mod cpuctl;
 pub mod diskstats;
 pub mod env;

@@ -1,6 +1,19 @@
-//! Built-in suites users can run by name (`racehorse run quick`).
+//! Built-in suites users can run by name (`racehorse run quick`): one TOML file each in
+//! crates/runner/presets/, built into the binary and parsed like any suite file, then fitted
+//! to the machine.
+//!
+//! The files are static. Where a preset depends on the machine, its file holds the value for
+//! a reference machine ([`REFERENCE_CPUS`] CPUs; L1, L2 and L3 caches) and says so in its
+//! header, and `fit` replaces that value after parsing, one adjustment per preset:
+//! - `quick`, `reaim`: `cpus` = 1 and N (N = online CPUs); `reaim`'s `max_users` = 64 per CPU;
+//! - `standard`: `cpus` = 1..N;
+//! - `hotplug`: seed 003's client counts and plugd settings scaled by N/16 (see hotplug.toml);
+//! - `lmbench`: `level` = the cache levels sysfs lists, then main memory.
+//!
+//! The others are the same on every machine.
 
 use crate::suite::{Suite, SuiteError};
+use racehorse_core::Value;
 
 /// Names and one-line descriptions of the presets.
 pub const PRESETS: &[(&str, &str)] = &[
@@ -48,33 +61,116 @@ pub const PRESETS: &[(&str, &str)] = &[
     ),
 ];
 
-/// seed 000's uperf matrix: three request/response profiles and two streams, each over 1,
-/// 10, 50 and 250 connections (one per client thread).
-const NET: &str = "name = \"net\"\nruntime = \"20s\"\nwarmup = \"5s\"\nreps = 1\ndrop_caches = false\n\n\
-    [[workload]]\nengine = \"net\"\nmode = \"rr\"\nrequest = 1\nresponse = 1\nconnections = [1, 10, 50, 250]\n\n\
-    [[workload]]\nengine = \"net\"\nmode = \"rr\"\nrequest = 200\nresponse = 1000\nconnections = [1, 10, 50, 250]\n\n\
-    [[workload]]\nengine = \"net\"\nmode = \"rr\"\nrequest = 200\nresponse = \"30k\"\nconnections = [1, 10, 50, 250]\n\n\
-    [[workload]]\nengine = \"net\"\nmode = [\"stream-read\", \"stream-write\"]\nmessage = \"30k\"\n\
-    connections = [1, 10, 50, 250]\n";
+/// The CPU count the machine-dependent values in the preset files are written for (seed
+/// 003's machine): on such a machine every preset but `lmbench` is its file as written.
+pub const REFERENCE_CPUS: u32 = 16;
 
-/// seed 000's re-aim runs, scaled down: a ramp per workfile and CPU count; POOLSIZE is a tenth
-/// of re-aim's default so that the O_SYNC tasks do not dominate on a slow disk.
-fn reaim(all: u32) -> String {
-    format!(
-        "name = \"reaim\"\nruntime = \"20s\"\nwarmup = \"0s\"\nreps = 1\ncpus = {}\n\n\
-         [[workload]]\nengine = \"mix\"\nworkfile = [\"fserver\", \"compute\"]\nusers = 0\njobs = 100\n\
-         stop = \"peak\"\nmax_users = {}\nfilesize = \"10k\"\npoolsize = \"100k\"\ntimeout = 120\n",
-        cpu_axis(all),
-        64 * all.max(1)
-    )
+/// Each preset's file, in the order of [`PRESETS`].
+const FILES: &[(&str, &str)] = &[
+    ("quick", include_str!("../presets/quick.toml")),
+    ("standard", include_str!("../presets/standard.toml")),
+    ("disk-configs", include_str!("../presets/disk-configs.toml")),
+    ("disk-regression", include_str!("../presets/disk-regression.toml")),
+    ("hotplug", include_str!("../presets/hotplug.toml")),
+    ("lmbench", include_str!("../presets/lmbench.toml")),
+    ("net", include_str!("../presets/net.toml")),
+    ("reaim", include_str!("../presets/reaim.toml")),
+    ("compute", include_str!("../presets/compute.toml")),
+    ("compute-standard", include_str!("../presets/compute-standard.toml")),
+];
+
+/// re-aim's ramp goes up to this many users per CPU (`reaim`'s `max_users`).
+const REAIM_USERS_PER_CPU: u32 = 64;
+
+/// The file of preset `name` as written (the reference machine's values).
+pub fn preset_file(name: &str) -> Option<&'static str> {
+    FILES.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
 }
 
-/// seed 000's compute suites as three cells (integer, floating point, telco) of `size`.
-fn compute(name: &str, size: &str, reps: u32) -> String {
-    format!(
-        "name = \"{name}\"\nruntime = \"1s\"\nwarmup = \"0s\"\nreps = {reps}\ndrop_caches = false\n\n\
-         [[workload]]\nengine = \"compute\"\ncase = [\"int\", \"fp\", \"telco\"]\nsize = \"{size}\"\n"
-    )
+/// The suite text of preset `name` for a machine with `all_cpus` CPUs: its file, followed by
+/// comment lines giving the values that replace the file's on this machine, if any.
+pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
+    let text = preset_file(name)?;
+    let notes = load(name, text, all_cpus).map(|(_, notes)| notes).unwrap_or_default();
+    if notes.is_empty() {
+        return Some(text.to_string());
+    }
+    let mut out = format!("{text}\n# Fitted to this machine ({all_cpus} CPUs) when loaded:\n");
+    for n in notes {
+        out.push_str(&format!("#   {n}\n"));
+    }
+    Some(out)
+}
+
+/// The parsed preset, fitted to a machine with `all_cpus` CPUs.
+pub fn preset(name: &str, all_cpus: u32) -> Option<Result<Suite, SuiteError>> {
+    let text = preset_file(name)?;
+    Some(load(name, text, all_cpus).map(|(suite, _)| suite))
+}
+
+/// Parses preset `name`'s file `text` and fits it to the machine; returns the suite and one
+/// line (TOML-like) for each value replaced.
+fn load(name: &str, text: &str, all_cpus: u32) -> Result<(Suite, Vec<String>), SuiteError> {
+    let suite = Suite::parse(&format!("<preset {name}>"), text)?;
+    let mut f = Fit::new(suite, text);
+    fit(name, &mut f, all_cpus.max(1))?;
+    Ok((f.suite, f.notes))
+}
+
+/// The machine-dependent part of each preset (see the module's documentation and each file's
+/// header), for a machine with `all` (≥ 1) CPUs.
+fn fit(name: &str, f: &mut Fit, all: u32) -> Result<(), SuiteError> {
+    match name {
+        "quick" => f.set_cpus(one_and_all(all)),
+        "standard" => f.set_cpus((1..=all).collect()),
+        "reaim" => {
+            f.set_cpus(one_and_all(all));
+            let users = i64::from(REAIM_USERS_PER_CPU * all);
+            f.map_axis("max_users", |_| vec![Value::Int(users)])?;
+        }
+        "hotplug" => fit_hotplug(f, all)?,
+        "lmbench" => {
+            let levels: Vec<Value> = micro_levels().into_iter().map(Value::Str).collect();
+            f.map_axis("level", |_| levels.clone())?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `hotplug`: seed 003's values for 16 CPUs scaled to `all` CPUs: client counts by all/16 (at
+/// least a quarter), rounded, at least 1, distinct; each plugd variant's `cpu_min` rounded down
+/// (at least 1) and a `cpu_max` other than 0 (all CPUs) rounded up (at least `cpu_min`), its
+/// name rebuilt from them.
+fn fit_hotplug(f: &mut Fit, all: u32) -> Result<(), SuiteError> {
+    let factor = (f64::from(all) / f64::from(REFERENCE_CPUS)).max(0.25);
+    f.map_axis("clients", |seed| {
+        let mut v: Vec<Value> = seed
+            .iter()
+            .filter_map(Value::as_f64)
+            .map(|c| Value::Int(((c * factor).round() as i64).max(1)))
+            .collect();
+        v.dedup();
+        v
+    })?;
+    for (i, v) in f.suite.variants.iter_mut().enumerate() {
+        let Some(p) = v.plugd.as_mut().filter(|p| p.cpu_min.is_some()) else { continue };
+        let min = (p.cpu_min.unwrap_or(1) * all / REFERENCE_CPUS).max(1);
+        let max = match p.cpu_max.unwrap_or(0) {
+            0 => 0,
+            m => (m * all).div_ceil(REFERENCE_CPUS).max(min),
+        };
+        let update = p.update.unwrap_or(1);
+        (p.cpu_min, p.cpu_max) = (Some(min), Some(max));
+        let max_label = if max == 0 { "all".to_string() } else { max.to_string() };
+        v.name = format!("plugd-{min}-{max_label}-{update}s");
+        f.notes.push(format!(
+            "[[variant]] {}: name = \"{}\", plugd = {{ cpu_min = {min}, cpu_max = {max}, update = {update} }}",
+            i + 1,
+            v.name
+        ));
+    }
+    Ok(())
 }
 
 /// The cache levels of this machine (sysfs) as `level` values, then main memory.
@@ -87,172 +183,76 @@ fn micro_levels() -> Vec<String> {
     v
 }
 
-/// seed 000's lmbench rows as one suite, levels as found here.
-fn micro(levels: &[String]) -> String {
-    let latencies: Vec<&str> = racehorse_engines::micro::BENCHES
-        .iter()
-        .copied()
-        .filter(|b| {
-            !b.starts_with("bw_") && !b.contains("_rd") && !b.starts_with("chase") && !b.starts_with("select")
-        })
-        .filter(|b| *b != "caches")
-        .collect();
-    let bandwidths: Vec<&str> = racehorse_engines::micro::BENCHES
-        .iter()
-        .copied()
-        .filter(|b| b.starts_with("bw_") || b.contains("_rd"))
-        .collect();
-    format!(
-        "name = \"lmbench\"\nruntime = \"1s\"\nwarmup = \"0s\"\nreps = 1\ndrop_caches = false\n\n\
-         [[workload]]\nengine = \"micro\"\nbench = {latencies:?}\n\n\
-         [[workload]]\nengine = \"micro\"\nbench = [\"select_file\", \"select_tcp\"]\nfds = [10, 100, 250, 500]\n\n\
-         [[workload]]\nengine = \"micro\"\nbench = {bandwidths:?}\nlevel = {levels:?}\n\n\
-         [[workload]]\nengine = \"micro\"\nbench = \"chase\"\nlevel = {levels:?}\n\n\
-         [[workload]]\nengine = \"micro\"\nbench = \"chase_rand\"\nstride = 16\nlevel = {levels:?}\n\n\
-         [[workload]]\nengine = \"micro\"\nbench = \"caches\"\n"
-    )
-}
-
-/// seed 003's client counts (1..40 on up to 16 CPUs), scaled to `all` CPUs (at least a
-/// quarter of them), distinct.
-fn hotplug_clients(all: u32) -> Vec<u32> {
-    let factor = (f64::from(all) / 16.0).max(0.25);
-    let mut v: Vec<u32> = [1u32, 2, 4, 8, 12, 16, 20, 26, 32, 40]
-        .iter()
-        .map(|&c| ((f64::from(c) * factor).round() as u32).max(1))
-        .collect();
+/// 1 and `all`, once each.
+fn one_and_all(all: u32) -> Vec<u32> {
+    let mut v = vec![1, all];
     v.dedup();
     v
 }
 
-/// seed 003: no hotplug, then plugd "2,20,1" and "2,5,10" (cpu_min, cpu_max, update on 16
-/// CPUs) scaled: cpu_min = all/8, cpu_max = all or 5/16 of them, update 1 s or 10 s.
-fn hotplug(all: u32) -> String {
-    let min = (all / 8).max(1);
-    let small = (all * 5).div_ceil(16).max(min);
-    format!(
-        "name = \"hotplug\"\nruntime = \"30s\"\nwarmup = \"15s\"\nreps = 2\n\n\
-         [[workload]]\nengine = \"fileserver\"\nipc = \"mq\"\nclients = {:?}\n\n\
-         [[variant]]\nname = \"no-hotplug\"\n\n\
-         [[variant]]\nname = \"plugd-{min}-all-1s\"\nplugd = {{ cpu_min = {min}, cpu_max = 0, update = 1 }}\n\n\
-         [[variant]]\nname = \"plugd-{min}-{small}-10s\"\nplugd = {{ cpu_min = {min}, cpu_max = {small}, update = 10 }}\n",
-        hotplug_clients(all)
-    )
+/// A parsed preset being fitted to the machine, noting each value it replaces.
+struct Fit {
+    suite: Suite,
+    /// For each `[[workload]]` of the file, the keys it sets.
+    written: Vec<Vec<String>>,
+    notes: Vec<String>,
 }
 
-/// seed 004's setup: the same 2 GiB footprint per cell (4× the memory limit) split over
-/// the processes, so that reads come from the disk and cells take similar time.
-fn disk_configs() -> String {
-    let mut t = String::from(
-        "name = \"disk-configs\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\nmem_limit = \"512M\"\n",
-    );
-    for (procs, size) in [(1, "2g"), (8, "256m"), (32, "64m")] {
-        t.push_str(&format!(
-            "\n[[workload]]\nengine = \"diskio\"\nphase = [\"write\", \"read\", \"randread\", \"randwrite\"]\n\
-             bs = [\"8k\", \"64k\"]\nprocs = {procs}\nsize = \"{size}\"\ndirect = [true, false]\n"
-        ));
+impl Fit {
+    fn new(suite: Suite, text: &str) -> Fit {
+        let table: toml::Table = toml::from_str(text).unwrap_or_default();
+        let tables = table.get("workload").and_then(toml::Value::as_array).cloned().unwrap_or_default();
+        let written = tables
+            .iter()
+            .map(|t| t.as_table().map(|t| t.keys().cloned().collect()).unwrap_or_default())
+            .collect();
+        Fit { suite, written, notes: Vec::new() }
     }
-    t
+
+    fn set_cpus(&mut self, cpus: Vec<u32>) {
+        self.notes.push(format!("cpus = {cpus:?}"));
+        self.suite.cpus = cpus;
+    }
+
+    /// Replaces option `name` of every workload whose table in the file sets it with
+    /// `new(values in the file)`, checked against the engine's option table.
+    fn map_axis(&mut self, name: &str, new: impl Fn(&[Value]) -> Vec<Value>) -> Result<(), SuiteError> {
+        for (i, w) in self.suite.workloads.iter_mut().enumerate() {
+            if !self.written.get(i).is_some_and(|keys| keys.iter().any(|k| k == name)) {
+                continue;
+            }
+            let origin = self.suite.origins.get(&format!("workload.{i}"));
+            let err = |msg: String| SuiteError::with_origin(origin, msg);
+            let spec = racehorse_engines::find(&w.engine)
+                .and_then(|e| e.options().iter().find(|o| o.name == name))
+                .ok_or_else(|| err(format!("workload '{}' has no option '{name}'", w.engine)))?;
+            let values = new(w.axes.get(name).map_or(&[][..], Vec::as_slice));
+            let checked: Result<Vec<Value>, String> = values.into_iter().map(|v| spec.check(v)).collect();
+            let checked = checked.map_err(err)?;
+            self.notes.push(format!(
+                "[[workload]] {} ({}): {name} = {}",
+                i + 1,
+                w.engine,
+                toml_values(&checked)
+            ));
+            w.axes.insert(name.to_string(), checked);
+        }
+        Ok(())
+    }
 }
 
-fn cpu_axis(all: u32) -> String {
-    let mut v: Vec<u32> = vec![1, all.max(1)];
-    v.dedup();
-    format!("{v:?}")
-}
-
-fn cpu_range(all: u32) -> String {
-    format!("{:?}", (1..=all.max(1)).collect::<Vec<u32>>())
-}
-
-/// The suite text of preset `name` for a machine with `all_cpus` CPUs.
-pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
-    Some(match name {
-        "quick" => format!(
-            "name = \"quick\"\nruntime = \"10s\"\nwarmup = \"2s\"\nreps = 2\ncpus = {}\n\n\
-             [[workload]]\nengine = \"fileserver\"\nclients = [1, 4]\n",
-            cpu_axis(all_cpus)
-        ),
-        "standard" => format!(
-            "name = \"standard\"\nruntime = \"30s\"\nwarmup = \"6s\"\nreps = 3\ncpus = {}\n\n\
-             [[workload]]\nengine = \"fileserver\"\nclients = [1, 4, 8, 16]\n",
-            cpu_range(all_cpus)
-        ),
-        "disk-configs" => disk_configs(),
-        "hotplug" => hotplug(all_cpus),
-        "lmbench" => micro(&micro_levels()),
-        "net" => NET.to_string(),
-        "reaim" => reaim(all_cpus),
-        "compute" => compute("compute", "quick", 5),
-        "compute-standard" => compute("compute-standard", "standard", 3),
-        "disk-regression" => "name = \"disk-regression\"\nreps = 3\nruntime = \"10s\"\nwarmup = \"0s\"\n\n\
-             [[workload]]\nengine = \"diskio\"\n\
-             phase = [\"write\", \"rewrite\", \"read\", \"reread\", \"randread\", \"randwrite\"]\n\
-             bs = \"64k\"\nsize = \"512m\"\n"
-            .to_string(),
-        _ => return None,
-    })
-}
-
-/// The parsed preset.
-pub fn preset(name: &str, all_cpus: u32) -> Option<Result<Suite, SuiteError>> {
-    preset_text(name, all_cpus).map(|t| Suite::parse(&format!("<preset {name}>"), &t))
+/// Values as TOML writes them: one value, or a list.
+fn toml_values(values: &[Value]) -> String {
+    let one = |v: &Value| match v {
+        Value::Str(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    match values {
+        [v] => one(v),
+        _ => format!("[{}]", values.iter().map(one).collect::<Vec<_>>().join(", ")),
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hotplug_scales_the_seed_to_the_machine() {
-        assert_eq!(hotplug_clients(16), [1, 2, 4, 8, 12, 16, 20, 26, 32, 40]);
-        assert_eq!(hotplug_clients(2), [1, 2, 3, 4, 5, 7, 8, 10]);
-        let s = preset("hotplug", 16).unwrap().unwrap();
-        let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
-        assert_eq!(names, ["no-hotplug", "plugd-2-all-1s", "plugd-2-5-10s"], "seed 003's 2,20,1 and 2,5,10");
-        let p = s.variants[2].plugd.as_ref().unwrap();
-        assert_eq!((p.cpu_min, p.cpu_max, p.update), (Some(2), Some(5), Some(10)));
-        assert!(p.config_text().unwrap().contains("HOTPLUG=\"(loadavg > onumcpus + 0.75) & (idle < 10.0)\""));
-    }
-
-    #[test]
-    fn reaim_ramps_both_mixes_on_one_and_all_cpus() {
-        let s = preset("reaim", 2).unwrap().unwrap();
-        assert_eq!(s.cpus, [1, 2]);
-        let p = crate::plan::Plan::expand(&s, 2, 2).unwrap();
-        let mixes: Vec<String> = p.cells.iter().map(|c| c.spec.params["workfile"].to_string()).collect();
-        assert_eq!(mixes.len(), 4, "{mixes:?}");
-        for c in &p.cells {
-            let ramp = racehorse_engines::find("mix").unwrap().ramp_next(&c.spec, &[]);
-            assert_eq!(
-                ramp.map(|p| p["users"].clone()),
-                Some(racehorse_core::Value::Int(1)),
-                "a ramp from 1 user"
-            );
-        }
-    }
-
-    #[test]
-    fn every_preset_parses_on_small_and_large_machines() {
-        for (name, _) in PRESETS {
-            for cpus in [1, 2, 64] {
-                let s = preset(name, cpus).unwrap().unwrap();
-                assert!(s.cpus.iter().all(|&c| c >= 1 && c <= cpus), "{name} on {cpus} CPUs");
-            }
-        }
-        assert!(preset("nope", 2).is_none());
-    }
-
-    #[test]
-    fn net_is_the_seeds_matrix() {
-        let s = preset("net", 2).unwrap().unwrap();
-        let text = preset_text("net", 2).unwrap();
-        assert_eq!(s.workloads.len(), 4, "three rr profiles and the streams");
-        for profile in
-            ["request = 1\nresponse = 1\n", "request = 200\nresponse = 1000\n", "response = \"30k\""]
-        {
-            assert!(text.contains(profile), "{profile}");
-        }
-        assert_eq!(text.matches("connections = [1, 10, 50, 250]").count(), 4);
-    }
-}
+#[path = "presets_tests.rs"]
+mod tests;

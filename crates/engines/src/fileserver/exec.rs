@@ -144,26 +144,9 @@ impl<'a> Executor<'a> {
     /// Runs one op. Returns the payload bytes (ReadX/WriteX requested size, else 0).
     pub fn exec(&mut self, op: &Op) -> Result<u64, Fatal> {
         self.line = op.line;
-        let lf = self.lf;
-        let compose = |path: u32, root: &[u8], client: &[u8], out: &mut Vec<u8>| {
-            lf.paths[path as usize].compose(root, client, out);
-        };
         match op.kind {
-            OpKind::NtCreateX { path, options, disposition, handle } => {
-                compose(path, &self.root, &self.client, &mut self.path_a);
-                self.create(options, disposition, handle, path, op.expect)?;
-            }
             OpKind::ReadX { handle, offset, size, ret_size } => {
-                if let Some(fd) = self.fd(handle) {
-                    let n = size as usize;
-                    // SAFETY: read_buf holds at least max_io >= size bytes.
-                    let r = unsafe {
-                        libc::pread(fd, self.read_buf.as_mut_ptr().cast(), n, offset as libc::off_t)
-                    };
-                    if r != ret_size as isize {
-                        self.errors += 1;
-                    }
-                }
+                self.read(handle, offset, size, ret_size);
                 return Ok(u64::from(size));
             }
             OpKind::WriteX { handle, offset, size, ret_size } => {
@@ -172,6 +155,111 @@ impl<'a> Executor<'a> {
                 }
                 return Ok(u64::from(size));
             }
+            OpKind::NtCreateX { path, options, disposition, handle } => {
+                self.compose(path, false);
+                self.create(options, disposition, handle, path, op.expect)?;
+            }
+            OpKind::Unlink { .. }
+            | OpKind::Rename { .. }
+            | OpKind::Mkdir { .. }
+            | OpKind::Rmdir { .. }
+            | OpKind::Deltree { .. }
+            | OpKind::QueryPath { .. }
+            | OpKind::FindFirst { .. } => self.path_op(op.kind, op.expect)?,
+            OpKind::Close { .. }
+            | OpKind::Flush { .. }
+            | OpKind::QueryFs
+            | OpKind::QueryFile { .. }
+            | OpKind::SetFile { .. }
+            | OpKind::LockX { .. }
+            | OpKind::UnlockX { .. } => self.handle_op(op.kind),
+        }
+        Ok(0)
+    }
+
+    /// Composes loadfile path `path` for this client into `path_b` (`use_b`) or `path_a`.
+    fn compose(&mut self, path: u32, use_b: bool) {
+        let out = if use_b { &mut self.path_b } else { &mut self.path_a };
+        self.lf.paths[path as usize].compose(&self.root, &self.client, out);
+    }
+
+    /// ReadX: pread into the read buffer; a short or failed read is counted as an error.
+    fn read(&mut self, handle: u32, offset: u64, size: u32, ret_size: u32) {
+        let Some(fd) = self.fd(handle) else { return };
+        // SAFETY: read_buf holds at least max_io >= size bytes.
+        let r = unsafe {
+            libc::pread(fd, self.read_buf.as_mut_ptr().cast(), size as usize, offset as libc::off_t)
+        };
+        if r != ret_size as isize {
+            self.errors += 1;
+        }
+    }
+
+    /// The ops on names: unlink, rename, mkdir, rmdir, deltree and the lookups.
+    fn path_op(&mut self, kind: OpKind, expect: Expect) -> Result<(), Fatal> {
+        match kind {
+            OpKind::Unlink { path } => {
+                self.compose(path, false);
+                self.resolve(false);
+                // SAFETY: path_a is NUL-terminated.
+                let ok = unsafe { libc::unlink(cstr(&self.path_a).as_ptr()) } == 0;
+                self.check(ok, expect, "unlink", false)?;
+                self.sync_parent(false);
+            }
+            OpKind::Rename { from, to } => {
+                self.compose(from, false);
+                self.compose(to, true);
+                self.resolve(false);
+                self.resolve(true);
+                // SAFETY: both buffers are NUL-terminated.
+                let ok =
+                    unsafe { libc::rename(cstr(&self.path_a).as_ptr(), cstr(&self.path_b).as_ptr()) } == 0;
+                self.check(ok, expect, "rename", true)?;
+                self.sync_parent(true);
+            }
+            OpKind::Mkdir { path } => {
+                self.compose(path, false);
+                self.resolve(false);
+                // SAFETY: path_a is NUL-terminated. dbench ignores mkdir's result.
+                if unsafe { libc::mkdir(cstr(&self.path_a).as_ptr(), 0o777) } != 0 && is_fatal_errno(errno())
+                {
+                    return Err(self.fatal("mkdir", &self.path_a, errno()));
+                }
+            }
+            OpKind::Rmdir { path } => {
+                self.compose(path, false);
+                self.resolve(false);
+                // SAFETY: path_a is NUL-terminated.
+                let ok = unsafe { libc::rmdir(cstr(&self.path_a).as_ptr()) } == 0;
+                self.check(ok, expect, "rmdir", false)?;
+                self.sync_parent(false);
+            }
+            OpKind::Deltree { path } => {
+                self.compose(path, false);
+                self.path_a.pop();
+                let mut p = std::mem::take(&mut self.path_a);
+                self.errors += deltree(&mut p);
+                self.path_a = p;
+            }
+            OpKind::QueryPath { path } => {
+                self.compose(path, false);
+                self.resolve(false);
+            }
+            OpKind::FindFirst { path, maxcnt, wildcard } => {
+                self.compose(path, false);
+                self.resolve(false);
+                if wildcard {
+                    self.list_parent(maxcnt);
+                }
+            }
+            _ => unreachable!("not an op on a name: {kind:?}"),
+        }
+        Ok(())
+    }
+
+    /// The ops on open handles (and QUERY_FS_INFORMATION), which never end the run.
+    fn handle_op(&mut self, kind: OpKind) {
+        match kind {
             OpKind::Close { handle } => {
                 if let Some(fd) = self.fd(handle) {
                     // SAFETY: fd is an open descriptor owned by this slot.
@@ -183,60 +271,6 @@ impl<'a> Executor<'a> {
                 if let Some(fd) = self.fd(handle) {
                     // SAFETY: plain syscall on an owned descriptor.
                     unsafe { libc::fsync(fd) };
-                }
-            }
-            OpKind::Unlink { path } => {
-                compose(path, &self.root, &self.client, &mut self.path_a);
-                self.resolve(false);
-                // SAFETY: path_a is NUL-terminated.
-                let ok = unsafe { libc::unlink(cstr(&self.path_a).as_ptr()) } == 0;
-                self.check(ok, op.expect, "unlink", false)?;
-                self.sync_parent(false);
-            }
-            OpKind::Rename { from, to } => {
-                compose(from, &self.root, &self.client, &mut self.path_a);
-                compose(to, &self.root, &self.client, &mut self.path_b);
-                self.resolve(false);
-                self.resolve(true);
-                // SAFETY: both buffers are NUL-terminated.
-                let ok =
-                    unsafe { libc::rename(cstr(&self.path_a).as_ptr(), cstr(&self.path_b).as_ptr()) } == 0;
-                self.check(ok, op.expect, "rename", true)?;
-                self.sync_parent(true);
-            }
-            OpKind::Mkdir { path } => {
-                compose(path, &self.root, &self.client, &mut self.path_a);
-                self.resolve(false);
-                // SAFETY: path_a is NUL-terminated. dbench ignores mkdir's result.
-                if unsafe { libc::mkdir(cstr(&self.path_a).as_ptr(), 0o777) } != 0 && is_fatal_errno(errno())
-                {
-                    return Err(self.fatal("mkdir", &self.path_a, errno()));
-                }
-            }
-            OpKind::Rmdir { path } => {
-                compose(path, &self.root, &self.client, &mut self.path_a);
-                self.resolve(false);
-                // SAFETY: path_a is NUL-terminated.
-                let ok = unsafe { libc::rmdir(cstr(&self.path_a).as_ptr()) } == 0;
-                self.check(ok, op.expect, "rmdir", false)?;
-                self.sync_parent(false);
-            }
-            OpKind::Deltree { path } => {
-                compose(path, &self.root, &self.client, &mut self.path_a);
-                self.path_a.pop();
-                let mut p = std::mem::take(&mut self.path_a);
-                self.errors += deltree(&mut p);
-                self.path_a = p;
-            }
-            OpKind::QueryPath { path } => {
-                compose(path, &self.root, &self.client, &mut self.path_a);
-                self.resolve(false);
-            }
-            OpKind::FindFirst { path, maxcnt, wildcard } => {
-                compose(path, &self.root, &self.client, &mut self.path_a);
-                self.resolve(false);
-                if wildcard {
-                    self.list_parent(maxcnt);
                 }
             }
             OpKind::QueryFs => {
@@ -254,8 +288,8 @@ impl<'a> Executor<'a> {
             OpKind::SetFile { handle } => self.set_times(handle),
             OpKind::LockX { handle, offset, size } => self.lock(handle, offset, size, libc::F_WRLCK),
             OpKind::UnlockX { handle, offset, size } => self.lock(handle, offset, size, libc::F_UNLCK),
+            _ => unreachable!("not an op on a handle: {kind:?}"),
         }
-        Ok(0)
     }
 
     fn create(

@@ -1,8 +1,8 @@
 //! CPU cache levels: what sysfs says they are, working-set sizes that land inside each level, and
 //! a cross-check of sysfs against the steps in a measured latency curve (lat_mem_rd's plateaus).
 
+use racehorse_machine::cpucache::{self, CacheIndex};
 use racehorse_machine::SysRoot;
-use std::path::Path;
 
 /// A data or unified cache (instruction caches are left out).
 #[derive(Debug, Clone, PartialEq)]
@@ -18,37 +18,17 @@ const GRANULE_BYTES: u64 = 512;
 /// The least working set for main memory.
 const MIN_MEM_BYTES: u64 = 64 << 20;
 
-/// Parses a sysfs cache size: a number with an optional K, M or G suffix (powers of 1024) and an
-/// optional trailing B, e.g. "32K", "1024K", "32M", "512".
-pub fn parse_size_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let s = s.strip_suffix(['B', 'b']).unwrap_or(s);
-    let (digits, mult) = match s.char_indices().last()? {
-        (i, 'K' | 'k') => (&s[..i], 1u64 << 10),
-        (i, 'M' | 'm') => (&s[..i], 1 << 20),
-        (i, 'G' | 'g') => (&s[..i], 1 << 30),
-        _ => (s, 1),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse::<u64>().ok()?.checked_mul(mult)
-}
+pub use racehorse_machine::cpucache::parse_size_bytes;
 
 /// The data and unified caches of `cpu`, from
-/// `<sys>/devices/system/cpu/cpu<N>/cache/index*/{level,type,size,coherency_line_size}`, sorted by
-/// level (then size). An index without a `size` file is skipped; an unreadable directory or a
-/// malformed value is an error.
+/// `<sys>/devices/system/cpu/cpu<N>/cache/index*/{level,type,size,coherency_line_size}` (read by
+/// [`racehorse_machine::cpucache`]), sorted by level (then size). An index without a `size` file
+/// is skipped; an unreadable directory or file or a malformed value is an error.
 pub fn from_sysfs(root: &SysRoot, cpu: u32) -> Result<Vec<CacheLevel>, String> {
-    let dir = root.sys(format!("devices/system/cpu/cpu{cpu}/cache"));
-    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let indexes = cpucache::cache_indexes(root, cpu).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-        if !entry.file_name().to_string_lossy().starts_with("index") {
-            continue;
-        }
-        if let Some(level) = read_index(&entry.path())? {
+    for index in &indexes {
+        if let Some(level) = data_level(index)? {
             out.push(level);
         }
     }
@@ -56,35 +36,20 @@ pub fn from_sysfs(root: &SysRoot, cpu: u32) -> Result<Vec<CacheLevel>, String> {
     Ok(out)
 }
 
-/// One `index*` directory: None for instruction caches and entries without a size.
-fn read_index(dir: &Path) -> Result<Option<CacheLevel>, String> {
-    let kind = read_field(dir, "type")?.unwrap_or_default();
-    if kind.eq_ignore_ascii_case("Instruction") {
+/// One index as a level: None for instruction caches and entries without a size. Its files are
+/// checked in the order type, size, level, coherency_line_size.
+fn data_level(index: &CacheIndex) -> Result<Option<CacheLevel>, String> {
+    let problem = |file: &str| index.problem(file).map_or(Ok(()), |p| Err(p.to_string()));
+    problem("type")?;
+    if index.is_instruction() {
         return Ok(None);
     }
-    let Some(size) = read_field(dir, "size")? else { return Ok(None) };
-    let size_bytes = parse_size_bytes(&size).ok_or_else(|| bad(dir, "size", &size))?;
-    let level_text = read_field(dir, "level")?.ok_or_else(|| format!("{}: no level", dir.display()))?;
-    let level = level_text.parse::<u8>().map_err(|_| bad(dir, "level", &level_text))?;
-    let line_bytes = match read_field(dir, "coherency_line_size")? {
-        Some(t) => t.parse::<u64>().map_err(|_| bad(dir, "coherency_line_size", &t))?,
-        None => 0,
-    };
-    Ok(Some(CacheLevel { level, size_bytes, line_bytes }))
-}
-
-/// A trimmed file of `dir`; None when it does not exist.
-fn read_field(dir: &Path, name: &str) -> Result<Option<String>, String> {
-    let path = dir.join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(t) => Ok(Some(t.trim().to_string())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: {e}", path.display())),
-    }
-}
-
-fn bad(dir: &Path, name: &str, value: &str) -> String {
-    format!("{}: unexpected value {value:?}", dir.join(name).display())
+    problem("size")?;
+    let Some(size_bytes) = index.size_bytes else { return Ok(None) };
+    problem("level")?;
+    let level = index.level.ok_or_else(|| format!("{}: no level", index.dir.display()))?;
+    problem("coherency_line_size")?;
+    Ok(Some(CacheLevel { level, size_bytes, line_bytes: index.line_bytes.unwrap_or(0) }))
 }
 
 /// A level of the memory hierarchy a working set can target.

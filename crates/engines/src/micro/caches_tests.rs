@@ -2,6 +2,7 @@
 
 use super::*;
 use proptest::prelude::*;
+use std::path::Path;
 
 /// Writes `cpu<cpu>/cache/index<i>/{level,type,size,coherency_line_size}` under `dir/sys`; a field
 /// given as None is left out.

@@ -26,8 +26,8 @@ use protocol::{Mode, MAX_MESSAGE_BYTES};
 use racehorse_core::{CellSpec, WorkUnit};
 use racehorse_machine::rusage::CpuTime;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub struct Net;
@@ -302,60 +302,23 @@ impl NetCell {
         ctl: &Control,
         rec: &Recorder,
     ) -> Result<Option<CpuTime>, EngineError> {
-        let failed = AtomicBool::new(false);
-        let error: Mutex<Option<EngineError>> = Mutex::new(None);
-        let fail = |e: EngineError| {
-            failed.store(true, Ordering::Relaxed);
-            error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-        };
-        let mut edges: (Option<CpuTime>, Option<CpuTime>) = (None, None);
-        let mut watchdog = client::Watchdog::new(self.setup.timeout);
-        let mut progress = Vec::new();
-        for stream in &streams {
-            let p = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-            if self.setup.mode == Mode::Rr {
-                let clone = stream
-                    .try_clone()
-                    .map_err(|e| client::exchange_error(&self.addr, self.setup.timeout, e))?;
-                watchdog.watch(clone, p.clone());
-            }
-            progress.push(p);
-        }
+        let errors = FirstError::default();
+        let (watchdog, progress) = self.watchdog(&streams)?;
         let clients_done = AtomicBool::new(false);
         let stalled = |t: Duration| {
-            fail(EngineError::Failed(format!(
+            errors.fail(EngineError::Failed(format!(
                 "net: the peer at {} answered no request for {} s (timeout_s); is it overloaded or stopped?",
                 self.addr,
                 t.as_secs()
             )))
         };
+        let mut edges: (Option<CpuTime>, Option<CpuTime>) = (None, None);
         let driven = std::thread::scope(|scope| {
             let (wd, clients_done, stalled) = (&watchdog, &clients_done, &stalled);
             scope.spawn(move || wd.run(ctl, clients_done, stalled));
-            let mut clients = Vec::new();
-            for (stream, progress) in streams.into_iter().zip(progress) {
-                let (s, failed, fail) = (&self.setup, &failed, &fail);
-                let body = move || {
-                    let mut meter = crate::WorkerMeter::new();
-                    if let Err(e) = client::drive(stream, s, ctl, failed, &mut meter, &progress) {
-                        fail(client::exchange_error(&self.addr, s.timeout, e));
-                    }
-                    meter.finish(rec);
-                };
-                let spawned = std::thread::Builder::new()
-                    .name("net-client".into())
-                    .stack_size(128 << 10)
-                    .spawn_scoped(scope, body);
-                match spawned {
-                    Ok(h) => clients.push(h),
-                    Err(e) => {
-                        fail(EngineError::Failed(format!("net: cannot start a client thread: {e}")));
-                        break;
-                    }
-                }
-            }
+            let clients = self.spawn_clients(scope, streams, progress, ctl, rec, &errors);
             let peer = self.peer.as_ref();
-            let driven = ctl.drive_window_observed(&failed, &mut |phase| {
+            let driven = ctl.drive_window_observed(&errors.failed, &mut |phase| {
                 let cpu = peer.map(Peer::cpu);
                 match phase {
                     crate::Phase::Measure => edges.0 = cpu,
@@ -368,7 +331,7 @@ impl NetCell {
             clients_done.store(true, Ordering::Release);
             driven
         });
-        if let Some(e) = error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        if let Some(e) = errors.into_error() {
             return Err(e);
         }
         driven?;
@@ -376,6 +339,82 @@ impl NetCell {
             (Some(a), Some(b)) => Some(b.since(a)),
             _ => None,
         })
+    }
+
+    /// A progress counter for each connection, and a watchdog over the rr connections (a clone
+    /// of each socket), which fails the cell when one makes no progress for `timeout_s`.
+    fn watchdog(
+        &self,
+        streams: &[std::net::TcpStream],
+    ) -> Result<(client::Watchdog, Vec<Arc<AtomicU64>>), EngineError> {
+        let mut watchdog = client::Watchdog::new(self.setup.timeout);
+        let mut progress = Vec::new();
+        for stream in streams {
+            let p = Arc::new(AtomicU64::new(0));
+            if self.setup.mode == Mode::Rr {
+                let clone = stream
+                    .try_clone()
+                    .map_err(|e| client::exchange_error(&self.addr, self.setup.timeout, e))?;
+                watchdog.watch(clone, p.clone());
+            }
+            progress.push(p);
+        }
+        Ok((watchdog, progress))
+    }
+
+    /// One client thread per connection in `scope`, each driving its connection through the
+    /// window and recording into `rec`; a thread that cannot start fails the cell.
+    fn spawn_clients<'scope, 'env>(
+        &'env self,
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        streams: Vec<std::net::TcpStream>,
+        progress: Vec<Arc<AtomicU64>>,
+        ctl: &'env Control,
+        rec: &'env Recorder,
+        errors: &'env FirstError,
+    ) -> Vec<std::thread::ScopedJoinHandle<'scope, ()>> {
+        let mut clients = Vec::new();
+        for (stream, progress) in streams.into_iter().zip(progress) {
+            let s = &self.setup;
+            let body = move || {
+                let mut meter = crate::WorkerMeter::new();
+                if let Err(e) = client::drive(stream, s, ctl, &errors.failed, &mut meter, &progress) {
+                    errors.fail(client::exchange_error(&self.addr, s.timeout, e));
+                }
+                meter.finish(rec);
+            };
+            let spawned = std::thread::Builder::new()
+                .name("net-client".into())
+                .stack_size(128 << 10)
+                .spawn_scoped(scope, body);
+            match spawned {
+                Ok(h) => clients.push(h),
+                Err(e) => {
+                    errors.fail(EngineError::Failed(format!("net: cannot start a client thread: {e}")));
+                    break;
+                }
+            }
+        }
+        clients
+    }
+}
+
+/// The first error of a cell's threads, and the flag that tells all of them to stop.
+#[derive(Default)]
+struct FirstError {
+    failed: AtomicBool,
+    error: Mutex<Option<EngineError>>,
+}
+
+impl FirstError {
+    /// Raises the flag and keeps `e` if it is the first error.
+    fn fail(&self, e: EngineError) {
+        self.failed.store(true, Ordering::Relaxed);
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+    }
+
+    fn into_error(self) -> Option<EngineError> {
+        self.error.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -200,66 +200,15 @@ impl Workload for SbCell {
         let server = cluster.as_ref().and_then(|c| c.postmaster_pid());
         let warm_s = ctl.warmup.as_secs_f64().ceil() as u64;
         let run_s = ctl.runtime.as_secs_f64().ceil().max(1.0) as u64;
-        let mut args = base_args(&self.setup, config);
-        args.push(format!("--threads={}", self.setup.threads));
-        args.push(format!("--time={}", warm_s + run_s));
-        if warm_s > 0 {
-            args.push(format!("--report-checkpoints={warm_s}"));
-        }
-        args.push("--percentile=95".into());
-        args.push("run".into());
-        let mut child = Command::new(&self.tool)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| EngineError::io("cannot run sysbench", &self.tool, e))?;
-        let pid = child.id() as i32;
-        let stdout = child.stdout.take().expect("piped");
-        let mut err_pipe = child.stderr.take().expect("piped");
-        // Drained on its own thread so that a chatty sysbench never blocks on a full pipe.
-        let err_reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = std::io::Read::read_to_string(&mut err_pipe, &mut s);
-            s
-        });
-        let (tx, rx) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            let mut all = String::new();
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line.clone());
-                all.push_str(&line);
-                all.push('\n');
-            }
-            all
-        });
+        let mut running = self.spawn(&self.run_args(config, warm_s, run_s))?;
         let opener = if warm_s > 0 { "Checkpoint report" } else { "Threads started" };
-        let mut edges = Edges::default();
         let limit = Duration::from_secs(warm_s + run_s + 60);
-        let t0 = std::time::Instant::now();
-        loop {
-            if ctl.aborted() {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(EngineError::Interrupted);
-            }
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(line) if line.contains(opener) && edges.client0.is_none() => edges.open(ctl, pid, server),
-                Ok(_) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > limit => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(EngineError::Failed(format!("sysbench did not finish within {limit:?}")));
-                }
-                Err(_) => {}
-            }
-        }
-        let client1 = tree_cpu(pid);
-        let status = child.wait().map_err(|e| EngineError::io("waiting for sysbench", &self.tool, e))?;
-        let stderr = err_reader.join().unwrap_or_default();
-        let text = reader.join().unwrap_or_default();
+        let edges = running.follow(ctl, opener, limit, server)?;
+        let client1 = tree_cpu(running.pid);
+        let status =
+            running.child.wait().map_err(|e| EngineError::io("waiting for sysbench", &self.tool, e))?;
+        let stderr = running.stderr.join().unwrap_or_default();
+        let text = running.stdout.join().unwrap_or_default();
         if !status.success() || edges.client0.is_none() {
             ctl.stop();
             let last = |t: &str| t.trim().lines().last().unwrap_or("").to_string();
@@ -279,6 +228,101 @@ impl Workload for SbCell {
     fn cleanup(mut self: Box<Self>) -> Result<(), EngineError> {
         drop(self.target.take());
         Ok(())
+    }
+}
+
+impl SbCell {
+    /// The arguments of the measured run: `warm_s + run_s` seconds, a checkpoint (which resets
+    /// sysbench's counters) after `warm_s`.
+    fn run_args(&self, config: &PgConfig, warm_s: u64, run_s: u64) -> Vec<String> {
+        let mut args = base_args(&self.setup, config);
+        args.push(format!("--threads={}", self.setup.threads));
+        args.push(format!("--time={}", warm_s + run_s));
+        if warm_s > 0 {
+            args.push(format!("--report-checkpoints={warm_s}"));
+        }
+        args.push("--percentile=95".into());
+        args.push("run".into());
+        args
+    }
+
+    /// Starts sysbench with `args`, its stdout and stderr read on threads of their own.
+    fn spawn(&self, args: &[String]) -> Result<Running, EngineError> {
+        let mut child = Command::new(&self.tool)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| EngineError::io("cannot run sysbench", &self.tool, e))?;
+        let pid = child.id() as i32;
+        let out_pipe = child.stdout.take().expect("piped");
+        let mut err_pipe = child.stderr.take().expect("piped");
+        // Drained on its own thread so that a chatty sysbench never blocks on a full pipe.
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut err_pipe, &mut s);
+            s
+        });
+        let (tx, lines) = mpsc::channel();
+        let stdout = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(out_pipe).lines().map_while(Result::ok) {
+                let _ = tx.send(line.clone());
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        Ok(Running { child, pid, lines, stdout, stderr })
+    }
+}
+
+/// A sysbench run under way: its stdout line by line as it comes, and its whole stdout and
+/// stderr once it exits.
+struct Running {
+    child: std::process::Child,
+    pid: i32,
+    lines: mpsc::Receiver<String>,
+    stdout: std::thread::JoinHandle<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Running {
+    /// Reads stdout until sysbench closes it, opening the window at the first `opener` line.
+    /// An abort or a run longer than `limit` kills sysbench and is an error.
+    fn follow(
+        &mut self,
+        ctl: &Control,
+        opener: &str,
+        limit: Duration,
+        server: Option<i32>,
+    ) -> Result<Edges, EngineError> {
+        let mut edges = Edges::default();
+        let t0 = std::time::Instant::now();
+        loop {
+            if ctl.aborted() {
+                self.kill();
+                return Err(EngineError::Interrupted);
+            }
+            match self.lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) if line.contains(opener) && edges.client0.is_none() => {
+                    edges.open(ctl, self.pid, server)
+                }
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(edges),
+                Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > limit => {
+                    self.kill();
+                    return Err(EngineError::Failed(format!("sysbench did not finish within {limit:?}")));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -1,0 +1,150 @@
+//! Tests of the presets: every file parses and is listed, the files hold the reference
+//! machine's values, and the adjustments fit them to other machines as the seeds scale.
+
+use super::*;
+
+/// The clients axis of the `hotplug` preset on `cpus` CPUs.
+fn hotplug_clients(cpus: u32) -> Vec<i64> {
+    let s = preset("hotplug", cpus).unwrap().unwrap();
+    s.workloads[0].axes["clients"].iter().map(|v| v.as_i64().unwrap()).collect()
+}
+
+#[test]
+fn hotplug_scales_the_seed_to_the_machine() {
+    assert_eq!(hotplug_clients(16), [1, 2, 4, 8, 12, 16, 20, 26, 32, 40]);
+    assert_eq!(hotplug_clients(2), [1, 2, 3, 4, 5, 7, 8, 10]);
+    let s = preset("hotplug", 16).unwrap().unwrap();
+    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["no-hotplug", "plugd-2-all-1s", "plugd-2-5-10s"], "seed 003's 2,20,1 and 2,5,10");
+    let p = s.variants[2].plugd.as_ref().unwrap();
+    assert_eq!((p.cpu_min, p.cpu_max, p.update), (Some(2), Some(5), Some(10)));
+    assert!(p.config_text().unwrap().contains("HOTPLUG=\"(loadavg > onumcpus + 0.75) & (idle < 10.0)\""));
+}
+
+#[test]
+fn hotplug_scales_the_plugd_settings() {
+    for (cpus, want) in [
+        (1, ["plugd-1-all-1s", "plugd-1-1-10s"]),
+        (2, ["plugd-1-all-1s", "plugd-1-1-10s"]),
+        (8, ["plugd-1-all-1s", "plugd-1-3-10s"]),
+        (64, ["plugd-8-all-1s", "plugd-8-20-10s"]),
+    ] {
+        let s = preset("hotplug", cpus).unwrap().unwrap();
+        let names: Vec<&str> = s.variants[1..].iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, want, "{cpus} CPUs");
+        let p = s.variants[1].plugd.as_ref().unwrap();
+        assert_eq!((p.cpu_max, p.update), (Some(0), Some(1)), "all CPUs stay all CPUs");
+    }
+}
+
+#[test]
+fn reaim_ramps_both_mixes_on_one_and_all_cpus() {
+    let s = preset("reaim", 2).unwrap().unwrap();
+    assert_eq!(s.cpus, [1, 2]);
+    assert_eq!(s.workloads[0].axes["max_users"], [Value::Int(128)], "64 users per CPU");
+    let p = crate::plan::Plan::expand(&s, 2, 2).unwrap();
+    let mixes: Vec<String> = p.cells.iter().map(|c| c.spec.params["workfile"].to_string()).collect();
+    assert_eq!(mixes.len(), 4, "{mixes:?}");
+    for c in &p.cells {
+        let ramp = racehorse_engines::find("mix").unwrap().ramp_next(&c.spec, &[]);
+        assert_eq!(
+            ramp.map(|p| p["users"].clone()),
+            Some(racehorse_core::Value::Int(1)),
+            "a ramp from 1 user"
+        );
+    }
+}
+
+#[test]
+fn every_preset_parses_on_small_and_large_machines() {
+    for (name, _) in PRESETS {
+        for cpus in [1, 2, 64] {
+            let s = preset(name, cpus).unwrap().unwrap();
+            assert!(s.cpus.iter().all(|&c| c >= 1 && c <= cpus), "{name} on {cpus} CPUs");
+        }
+    }
+    assert!(preset("nope", 2).is_none());
+    assert_eq!(preset("standard", 3).unwrap().unwrap().cpus, [1, 2, 3]);
+    assert_eq!(preset("quick", 1).unwrap().unwrap().cpus, [1]);
+}
+
+#[test]
+fn net_is_the_seeds_matrix() {
+    let s = preset("net", 2).unwrap().unwrap();
+    let text = preset_text("net", 2).unwrap();
+    assert_eq!(s.workloads.len(), 4, "three rr profiles and the streams");
+    for profile in ["request = 1\nresponse = 1\n", "request = 200\nresponse = 1000\n", "response = \"30k\""] {
+        assert!(text.contains(profile), "{profile}");
+    }
+    assert_eq!(text.matches("connections = [1, 10, 50, 250]").count(), 4);
+}
+
+#[test]
+fn every_preset_file_parses_and_is_listed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = PRESETS.iter().map(|(name, _)| format!("{name}.toml")).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "PRESETS and the files in {}", dir.display());
+    let files: Vec<&str> = FILES.iter().map(|(name, _)| *name).collect();
+    let names: Vec<&str> = PRESETS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(files, names, "FILES follows PRESETS");
+    for (name, text) in FILES {
+        assert_eq!(std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap(), *text);
+        let s = Suite::parse(name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(s.name, *name, "the suite is named after its file");
+        assert!(text.starts_with(&format!("# Preset `{name}`")), "{name}: a header says what it is");
+    }
+}
+
+#[test]
+fn on_the_reference_machine_the_files_are_the_presets() {
+    for (name, text) in FILES.iter().filter(|(name, _)| *name != "lmbench") {
+        let as_written = Suite::parse(&format!("<preset {name}>"), text).unwrap();
+        assert_eq!(preset(name, REFERENCE_CPUS).unwrap().unwrap(), as_written, "{name}");
+    }
+}
+
+#[test]
+fn preset_text_shows_what_is_fitted() {
+    let t = preset_text("quick", 2).unwrap();
+    assert!(t.starts_with(preset_file("quick").unwrap()));
+    assert!(t.ends_with("# Fitted to this machine (2 CPUs) when loaded:\n#   cpus = [1, 2]\n"), "{t}");
+    let t = preset_text("reaim", 4).unwrap();
+    assert!(t.contains("#   [[workload]] 1 (mix): max_users = 256\n"), "{t}");
+    let t = preset_text("hotplug", 2).unwrap();
+    assert!(t.contains("#   [[workload]] 1 (fileserver): clients = [1, 2, 3, 4, 5, 7, 8, 10]\n"), "{t}");
+    assert!(t.contains(
+        "#   [[variant]] 3: name = \"plugd-1-1-10s\", plugd = { cpu_min = 1, cpu_max = 1, update = 10 }"
+    ));
+    assert_eq!(preset_text("net", 2).unwrap(), preset_file("net").unwrap(), "nothing to fit");
+}
+
+#[test]
+fn lmbench_lists_every_micro_benchmark() {
+    let s = preset("lmbench", 2).unwrap().unwrap();
+    let bench =
+        |i: usize| -> Vec<String> { s.workloads[i].axes["bench"].iter().map(|v| v.to_string()).collect() };
+    let all = racehorse_engines::micro::BENCHES.iter().map(|b| b.to_string());
+    let latencies: Vec<String> = all
+        .clone()
+        .filter(|b| {
+            !b.starts_with("bw_") && !b.contains("_rd") && !b.starts_with("chase") && !b.starts_with("select")
+        })
+        .filter(|b| b != "caches")
+        .collect();
+    let bandwidths: Vec<String> = all.filter(|b| b.starts_with("bw_") || b.contains("_rd")).collect();
+    assert_eq!(bench(0), latencies, "the kernel latencies, in the engine's order");
+    assert_eq!(bench(1), ["select_file", "select_tcp"]);
+    assert_eq!(bench(2), bandwidths, "the bandwidths, in the engine's order");
+    assert_eq!([bench(3), bench(4), bench(5)], [["chase"], ["chase_rand"], ["caches"]]);
+    let levels: Vec<Value> = micro_levels().into_iter().map(Value::Str).collect();
+    for (i, w) in s.workloads.iter().enumerate() {
+        let want = if (2..=4).contains(&i) { levels.clone() } else { vec![Value::Str("l1".into())] };
+        assert_eq!(w.axes["level"], want, "workload {i}: this machine's levels where the file sets them");
+    }
+}
