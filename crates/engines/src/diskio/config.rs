@@ -4,6 +4,7 @@
 //! are shared with the fio adapter (`crate::support::disk_options`).
 
 use super::pattern::{IoDir, Pattern};
+use crate::support::disk_layout::{FileState, Layout};
 use crate::support::disk_options::DiskPhase;
 use crate::{CellContext, EngineError};
 use std::path::PathBuf;
@@ -29,6 +30,20 @@ pub struct DiskConfig {
     pub target: PathBuf,
     /// Writes to a block-device target are allowed.
     pub destructive: bool,
+    /// What the files hold when the window opens (the `layout` option for this phase).
+    pub layout: FileState,
+}
+
+/// The `layout` option resolved for `phase` (written when a table has no such option).
+fn layout_of(ctx: &CellContext, phase: DiskPhase) -> Result<FileState, EngineError> {
+    let word = match ctx.spec.params.get("layout") {
+        Some(_) => ctx.get_str("layout")?,
+        None => "auto",
+    };
+    let layout = Layout::parse(word).ok_or_else(|| {
+        EngineError::Usage(format!("option 'layout': '{word}' is not one of {}", Layout::NAMES.join(", ")))
+    })?;
+    layout.resolve(phase).map_err(EngineError::Usage)
 }
 
 impl DiskConfig {
@@ -63,6 +78,7 @@ impl DiskConfig {
                 Some(_) => ctx.get_bool("destructive")?,
                 None => false,
             },
+            layout: layout_of(ctx, phase)?,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -100,6 +116,12 @@ impl DiskConfig {
         Ok(())
     }
 
+    /// Files whose first writes are inside the window (fallocated or sparse) change state as
+    /// they are written: a second pass would measure something else.
+    fn layout_allows_repeats(&self) -> bool {
+        matches!(self.layout, FileState::Created | FileState::Written) || self.phase == DiskPhase::Write
+    }
+
     /// Bytes the cell's files occupy.
     pub fn footprint_bytes(&self) -> u64 {
         self.size_bytes.saturating_mul(self.procs as u64)
@@ -115,7 +137,10 @@ impl DiskConfig {
     /// O_DIRECT) — a second pass would find the file cached, and evicting it inside the window
     /// would add the eviction's CPU. With O_DIRECT every pass goes to the device.
     pub fn repeats(&self) -> bool {
-        !self.timed && !self.min_window.is_zero() && (self.direct || !self.phase.cold())
+        !self.timed
+            && !self.min_window.is_zero()
+            && (self.direct || !self.phase.cold())
+            && self.layout_allows_repeats()
     }
 
     /// The operation sequence of worker `i` in its pass `pass` (0, 1, … when passes repeat;

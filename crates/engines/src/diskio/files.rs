@@ -5,7 +5,9 @@
 use super::config::DiskConfig;
 use super::io::{evict_from_cache, free_bytes, fsync};
 use crate::support::direct_io::{open_file, AlignedBuf, OpenMode};
+use crate::support::disk_layout::{fallocate, FileState};
 use crate::support::disk_options::{is_block_device, DiskPhase};
+use crate::support::fiemap::{allocation, Allocation};
 use crate::EngineError;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
@@ -67,19 +69,22 @@ pub fn check_fits(cfg: &DiskConfig) -> Result<(), EngineError> {
 }
 
 impl TestFiles {
-    /// Writes every file fully (untimed), fsyncs it, then sets the cache state the phase
-    /// expects: evicted for cold reads, read once for reread.
+    /// Gives every file the state of the cell's `layout` (untimed): written fully and
+    /// fsynced, fallocated, sparse, or absent; then the cache state the phase expects:
+    /// evicted for cold reads and direct I/O, read once for reread.
     pub fn prepare(&self, cfg: &DiskConfig) -> Result<(), EngineError> {
         let device = self.dir.is_none();
+        if device && cfg.layout != FileState::Written && cfg.phase != DiskPhase::Write {
+            return Err(EngineError::Usage(format!(
+                "layout = \"{}\" is for files; a block device is used as it is (leave layout = \"auto\")",
+                cfg.layout.word()
+            )));
+        }
         for p in &self.paths {
-            if device {
-                // The device's data is the data; nothing to lay out or remove.
-            } else if cfg.phase.needs_layout() {
-                layout(p, cfg.size_bytes)?;
-            } else {
-                let _ = std::fs::remove_file(p);
+            if !device {
+                lay_out(p, cfg.layout, cfg.size_bytes)?;
             }
-            if !device && cfg.phase.needs_layout() && (cfg.phase.cold() || cfg.direct) {
+            if !device && cfg.layout == FileState::Written && (cfg.phase.cold() || cfg.direct) {
                 let f = open_file(p, OpenMode::default())?;
                 evict_from_cache(&f, p)?;
             }
@@ -88,6 +93,20 @@ impl TestFiles {
             }
         }
         Ok(())
+    }
+
+    /// What the files' extents add up to (FIEMAP): None on a block device or where the
+    /// filesystem cannot say. Files that do not exist (yet) count nothing.
+    pub fn allocation(&self) -> Option<Allocation> {
+        self.dir.as_ref()?;
+        let mut sum = Allocation::default();
+        for p in self.paths.iter().filter(|p| p.exists()) {
+            let a = std::fs::File::open(p).and_then(|f| allocation(&f)).ok()?;
+            sum.mapped_bytes += a.mapped_bytes;
+            sum.unwritten_bytes += a.unwritten_bytes;
+            sum.extents += a.extents;
+        }
+        Some(sum)
     }
 
     /// Removes the files and the directory.
@@ -153,8 +172,31 @@ fn check_target(dir: &Path) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Gives the file at `path` the state `layout` (a new file each time).
+pub fn lay_out(path: &Path, layout: FileState, size_bytes: u64) -> Result<(), EngineError> {
+    match layout {
+        FileState::Created => match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(EngineError::io("cannot remove the old test file", path, e))
+            }
+            _ => Ok(()),
+        },
+        FileState::Written => write_whole(path, size_bytes),
+        FileState::Fallocated | FileState::Sparse => {
+            let f = open_file(path, OpenMode { write: true, create_truncate: true, direct: false })?;
+            let set = if layout == FileState::Fallocated {
+                fallocate(&f, size_bytes)
+            } else {
+                f.set_len(size_bytes)
+            };
+            set.map_err(|e| EngineError::io(format!("cannot {} the test file", layout.word()), path, e))?;
+            fsync(&f, path)
+        }
+    }
+}
+
 /// Writes `size_bytes` of pattern data to `path` and fsyncs it.
-fn layout(path: &Path, size_bytes: u64) -> Result<(), EngineError> {
+fn write_whole(path: &Path, size_bytes: u64) -> Result<(), EngineError> {
     let f = open_file(path, OpenMode { write: true, create_truncate: true, direct: false })?;
     let buf = AlignedBuf::new(LAYOUT_CHUNK_BYTES)?;
     let mut off = 0u64;

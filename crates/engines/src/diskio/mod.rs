@@ -6,6 +6,8 @@ mod config;
 mod fileops;
 mod files;
 pub mod io;
+#[cfg(test)]
+mod layout_tests;
 pub mod pattern;
 mod run;
 #[cfg(test)]
@@ -51,6 +53,7 @@ impl Engine for DiskIo {
         }
         let files = files::TestFiles::create(&cfg, NONCE.fetch_add(1, Ordering::Relaxed))?;
         files.prepare(&cfg)?;
-        Ok(Box::new(run::DiskCell { cfg, files }))
+        let start_allocation = files.allocation();
+        Ok(Box::new(run::DiskCell { cfg, files, start_allocation }))
     }
 }

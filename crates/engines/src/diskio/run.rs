@@ -9,7 +9,9 @@ use super::files::TestFiles;
 use super::io::{engine, fsync, Done, Flow, IoEngine, RunStats};
 use super::pattern::IoDir;
 use crate::support::direct_io::{open_file, OpenMode};
+use crate::support::disk_layout::{fallocate, FileState};
 use crate::support::disk_options::DiskPhase;
+use crate::support::fiemap::Allocation;
 use crate::{Control, EngineError, Recorder, WorkerMeter, Workload};
 use std::fs::File;
 use std::path::Path;
@@ -21,6 +23,8 @@ use std::time::{Duration, Instant};
 pub struct DiskCell {
     pub cfg: DiskConfig,
     pub files: TestFiles,
+    /// The files' extents as the window starts (recorded as `layout_*` extras).
+    pub start_allocation: Option<Allocation>,
 }
 
 /// What one worker reports at the end.
@@ -90,7 +94,7 @@ fn op_name(dir: IoDir) -> &'static str {
 fn open_mode(cfg: &DiskConfig, device: bool) -> OpenMode {
     OpenMode {
         write: cfg.phase.writes(),
-        create_truncate: !cfg.phase.needs_layout() && !device,
+        create_truncate: cfg.layout == FileState::Created && !device,
         direct: cfg.direct,
     }
 }
@@ -178,7 +182,14 @@ fn passes(
             return Ok((total, pass));
         }
         if sh.cfg.phase == DiskPhase::Write && !sh.device {
+            // A new pass writes a new file again: empty, or fallocated / sparse as laid out.
             file.set_len(0).map_err(|e| EngineError::io("cannot truncate the test file", path, e))?;
+            let set = match sh.cfg.layout {
+                FileState::Fallocated => fallocate(file, sh.cfg.size_bytes),
+                FileState::Sparse => file.set_len(sh.cfg.size_bytes),
+                FileState::Created | FileState::Written => Ok(()),
+            };
+            set.map_err(|e| EngineError::io("cannot lay out the test file again", path, e))?;
         }
     }
 }
@@ -252,6 +263,10 @@ impl Workload for DiskCell {
         let parent_secs = driven?;
         let results = sh.results.into_inner().unwrap_or_else(|p| p.into_inner());
         record_extras(cfg, rec, &results, parent_secs);
+        if let Some(a) = self.start_allocation {
+            rec.set_extra("layout_mapped_bytes", a.mapped_bytes as f64);
+            rec.set_extra("layout_unwritten_bytes", a.unwritten_bytes as f64);
+        }
         Ok(())
     }
 
@@ -308,6 +323,7 @@ mod tests {
             min_window: Duration::ZERO,
             target: std::env::temp_dir(),
             destructive: false,
+            layout: FileState::Created,
         };
         let ctl = Control::simple(Duration::ZERO, Duration::from_secs(1), Arc::new(RealClock::default()));
         let rec = Recorder::new();

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn ctx(dir: &Path, overrides: &[(&str, Value)]) -> CellContext {
+pub(super) fn ctx(dir: &Path, overrides: &[(&str, Value)]) -> CellContext {
     let mut params = Params::new();
     for o in OPTIONS {
         if let Ok(v) = o.parse_text(o.default) {
@@ -30,11 +30,11 @@ fn ctx(dir: &Path, overrides: &[(&str, Value)]) -> CellContext {
     }
 }
 
-fn s(v: &str) -> Value {
+pub(super) fn s(v: &str) -> Value {
     Value::Str(v.into())
 }
 
-fn run_cell(c: &CellContext, abort: Option<Arc<AtomicBool>>) -> (Result<(), EngineError>, Totals) {
+pub(super) fn run_cell(c: &CellContext, abort: Option<Arc<AtomicBool>>) -> (Result<(), EngineError>, Totals) {
     let (res, t, _) = run_cell_windowed(c, abort);
     (res, t)
 }
@@ -61,7 +61,7 @@ fn run_cell_windowed(
 struct NoHooks;
 impl crate::WindowHooks for NoHooks {}
 
-fn tmp() -> tempfile::TempDir {
+pub(super) fn tmp() -> tempfile::TempDir {
     tempfile::tempdir_in("/var/tmp").expect("tempdir in /var/tmp")
 }
 

@@ -84,6 +84,14 @@ pub const OPTIONS: &[OptionSpec] = &[
                (read phases only unless destructive=true); several targets as an axis compare volumes",
     },
     OptionSpec {
+        name: "layout",
+        kind: OptKind::Choice(crate::support::disk_layout::Layout::NAMES),
+        default: "auto",
+        help: "the files before the window: auto (written, except for write, whose timed writes create them), \
+               written (filled with data and fsynced), fallocate (unwritten extents, as fio leaves a new file \
+               for writes), sparse (size only); reading phases need written",
+    },
+    OptionSpec {
         name: "destructive",
         kind: OptKind::Bool,
         default: "false",
@@ -126,11 +134,6 @@ impl DiskPhase {
         matches!(self, DiskPhase::RandRead | DiskPhase::RandWrite | DiskPhase::RandRw)
     }
 
-    /// The files must exist (laid out untimed in prepare) before the phase.
-    pub fn needs_layout(self) -> bool {
-        self != DiskPhase::Write
-    }
-
     /// The phase writes.
     pub fn writes(self) -> bool {
         matches!(self, DiskPhase::Write | DiskPhase::Rewrite | DiskPhase::RandWrite | DiskPhase::RandRw)
@@ -167,7 +170,6 @@ mod tests {
         let phase = OPTIONS.iter().find(|o| o.name == "phase").expect("phase option");
         assert_eq!(phase.kind, OptKind::Choice(DiskPhase::NAMES));
         assert!(DiskPhase::RandRw.reads() && DiskPhase::RandRw.writes() && DiskPhase::RandRw.is_random());
-        assert!(!DiskPhase::Write.needs_layout() && DiskPhase::Rewrite.needs_layout());
         assert!(DiskPhase::Read.cold() && !DiskPhase::Reread.cold());
     }
 

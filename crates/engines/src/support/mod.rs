@@ -4,8 +4,10 @@
 //! here imports only the contract and other support modules.
 
 pub mod direct_io;
+pub mod disk_layout;
 pub mod disk_options;
 pub mod fd_limit;
+pub mod fiemap;
 pub mod forked;
 pub mod path;
 pub mod pg;

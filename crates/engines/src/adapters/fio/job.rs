@@ -6,6 +6,7 @@
 //! Every job is named [`JOB_NAME`] and each of its `numjobs` clones uses its own file
 //! `rhfio.<jobnum>` in the target directory, so all passes of a cell use the same files.
 
+use crate::support::disk_layout::FileState;
 use crate::support::disk_options::DiskPhase;
 use std::time::Duration;
 
@@ -101,6 +102,8 @@ pub struct JobSpec {
     pub dir: String,
     /// A block device every job reads (or, when allowed, writes) in place of files.
     pub device: Option<String>,
+    /// What the files hold when the measured pass starts (the `layout` option).
+    pub layout: FileState,
 }
 
 impl JobSpec {
@@ -130,10 +133,11 @@ impl JobSpec {
                 _ => vec![Pass::Measured],
             };
         }
-        match self.phase {
-            DiskPhase::Write => vec![Pass::Measured],
-            DiskPhase::Reread => vec![Pass::Layout, Pass::Warm, Pass::Measured],
-            _ => vec![Pass::Layout, Pass::Measured],
+        match (self.layout, self.phase) {
+            // The measured pass's fio makes the file: empty, fallocated or sparse.
+            (FileState::Created | FileState::Fallocated | FileState::Sparse, _) => vec![Pass::Measured],
+            (FileState::Written, DiskPhase::Reread) => vec![Pass::Layout, Pass::Warm, Pass::Measured],
+            (FileState::Written, _) => vec![Pass::Layout, Pass::Measured],
         }
     }
 
@@ -208,15 +212,21 @@ impl JobSpec {
         if self.fsync {
             a.push("--end_fsync=1".to_string());
         }
-        match self.phase {
+        match (self.device.is_none().then_some(self.layout), self.phase) {
             // New files, created by the job's own open() and grown by its writes.
-            DiskPhase::Write if self.device.is_none() => {
+            (Some(FileState::Created), _) => {
                 a.extend(["--create_on_open=1".to_string(), "--fallocate=none".to_string()])
             }
+            // New files that fio fallocates (its default for writes to a new file) or only
+            // sizes with ftruncate.
+            (Some(FileState::Fallocated), _) => a.push("--fallocate=native".to_string()),
+            (Some(FileState::Sparse), _) => a.push("--fallocate=none".to_string()),
             // The files were just written (rewrite) or read (reread): keep them cached.
-            DiskPhase::Rewrite | DiskPhase::Reread => a.push("--invalidate=0".to_string()),
-            DiskPhase::RandRw => a.push(format!("--rwmixread={}", self.rwmixread)),
+            (_, DiskPhase::Rewrite | DiskPhase::Reread) => a.push("--invalidate=0".to_string()),
             _ => {}
+        }
+        if self.phase == DiskPhase::RandRw {
+            a.push(format!("--rwmixread={}", self.rwmixread));
         }
         if self.phase.is_random() {
             // IOzone draws random offsets with replacement.
@@ -263,6 +273,7 @@ mod tests {
             timed: false,
             dir: "/tmp/cell".to_string(),
             device: None,
+            layout: crate::support::disk_layout::Layout::Auto.resolve(phase).unwrap(),
         }
     }
 

@@ -29,6 +29,7 @@ pub(crate) mod process;
 mod tests;
 
 use crate::info::{shortcuts, EngineInfo, Tool};
+use crate::support::disk_layout::{FileState, Layout};
 use crate::support::disk_options::{self, DiskPhase};
 use crate::support::path;
 use crate::support::proc_tree::tree_cpu;
@@ -128,8 +129,22 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         rwmixread: ctx.get_u64("rwmixread")?,
         timed: ctx.get_bool("timed")?,
         dir,
+        layout: layout_of(ctx, phase, device.is_some())?,
         device,
     })
+}
+
+/// The `layout` option for this phase (the same rules as diskio's; a device is used as it is).
+fn layout_of(ctx: &CellContext, phase: DiskPhase, device: bool) -> Result<FileState, EngineError> {
+    let word = ctx.get_str("layout")?;
+    let layout = Layout::parse(word)
+        .ok_or_else(|| EngineError::Usage(format!("layout '{word}' is not one of {:?}", Layout::NAMES)))?;
+    if device && layout != Layout::Auto {
+        return Err(EngineError::Usage(format!(
+            "layout = \"{word}\" is for files; a block device is used as it is (leave layout = \"auto\")"
+        )));
+    }
+    layout.resolve(phase).map_err(EngineError::Usage)
 }
 
 struct FioCell {

@@ -1,0 +1,62 @@
+//! The `layout` option pinned by what the filesystem says (FIEMAP) when the window opens:
+//! random writes start on written extents by default (no unwritten-extent conversion inside
+//! the window, as on a file fio has written), on unwritten ones with `fallocate`, on none
+//! with `sparse`; and the measured state is recorded with the cell.
+
+use super::tests::{ctx, run_cell, s, tmp};
+use super::*;
+use crate::support::fiemap::allocation;
+use racehorse_core::Value;
+
+const SIZE_BYTES: f64 = (2 << 20) as f64;
+
+/// The extras `layout_mapped_bytes` and `layout_unwritten_bytes` of one randwrite cell.
+fn start_state(layout: &str) -> Option<(f64, f64)> {
+    let dir = tmp();
+    let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
+    if let Err(e) = allocation(&probe) {
+        eprintln!("skipped: the filesystem of {} has no FIEMAP ({e})", dir.path().display());
+        return None;
+    }
+    let c =
+        ctx(dir.path(), &[("phase", s("randwrite")), ("layout", s(layout)), ("timed", Value::Bool(false))]);
+    let (res, t) = run_cell(&c, None);
+    res.unwrap();
+    Some((t.extra["layout_mapped_bytes"], t.extra["layout_unwritten_bytes"]))
+}
+
+#[test]
+fn random_writes_start_on_written_extents_by_default() {
+    let Some(auto) = start_state("auto") else { return };
+    assert_eq!(auto, (SIZE_BYTES, 0.0), "auto: the whole file written, nothing unwritten");
+    assert_eq!(start_state("written"), Some((SIZE_BYTES, 0.0)));
+}
+
+#[test]
+fn fallocate_and_sparse_layouts_start_unwritten_or_empty() {
+    let Some(f) = start_state("fallocate") else { return };
+    assert_eq!(f, (SIZE_BYTES, SIZE_BYTES), "fallocate: every byte an unwritten extent");
+    assert_eq!(start_state("sparse"), Some((0.0, 0.0)), "sparse: no extents at all");
+}
+
+#[test]
+fn reading_an_unwritten_layout_is_refused_before_anything_is_written() {
+    let dir = tmp();
+    let c = ctx(dir.path(), &[("phase", s("randread")), ("layout", s("sparse"))]);
+    let e = DiskIo.validate(&c).unwrap_err().to_string();
+    assert!(e.contains("nothing to read") && e.contains("written"), "{e}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn a_repeated_write_pass_gets_its_fallocated_file_again() {
+    let dir = tmp();
+    let c = ctx(
+        dir.path(),
+        &[("phase", s("write")), ("layout", s("fallocate")), ("min_window_ms", Value::Int(200))],
+    );
+    let (res, t) = run_cell(&c, None);
+    res.unwrap();
+    assert!(t.extra["passes"] >= 1.0);
+    assert_eq!(t.bytes_written % (2 << 20), 0, "whole passes: {}", t.bytes_written);
+}
