@@ -11,7 +11,7 @@ command -v dbench >/dev/null 2>&1 || need_pkgs+=(dbench)
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 # The fio adapter runs the real fio; losetup (util-linux) makes loop devices for diskio.
 command -v fio >/dev/null 2>&1 || need_pkgs+=(fio)
-# The iperf3 adapter runs the real iperf3 (crates/engines/src/net/iperf3.rs).
+# The iperf3 adapter runs the real iperf3 (crates/engines/src/adapters/iperf3.rs).
 command -v iperf3 >/dev/null 2>&1 || need_pkgs+=(iperf3)
 command -v losetup >/dev/null 2>&1 || need_pkgs+=(util-linux)
 # --profile samples with perf (tests/profile_cli.rs).

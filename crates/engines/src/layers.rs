@@ -192,7 +192,7 @@ fn no_engine_imports_another_engine() {
 
 #[test]
 fn the_check_sees_imports_across_engines() {
-    let engines: Vec<String> = ["diskio", "micro", "oltp"].map(String::from).to_vec();
+    let engines: Vec<String> = ["diskio", "micro", "net", "oltp"].map(String::from).to_vec();
     let m = |s: &str| -> Vec<String> { s.split("::").map(String::from).collect() };
     let check = |module: &str, code: &str| violations_in("x.rs", &m(module), code, &engines);
     assert_eq!(check("adapters::fio", "use crate::diskio::DiskPhase;").len(), 1);
@@ -207,9 +207,16 @@ fn the_check_sees_imports_across_engines() {
     assert_eq!(check("options", "use crate::support::rng;").len(), 1, "the contract uses no support");
     assert_eq!(check("registry", "&crate::oltp::Oltp, &crate::micro::Micro,"), Vec::<String>::new());
     assert_eq!(
-        check("oltp::sysbench", "use super::{setup, mix::Dist}; // crate::micro"),
+        check("oltp::schema", "use super::{sqlite, mix::Dist}; // crate::micro"),
         Vec::<String>::new()
     );
+    assert_eq!(check("adapters::sysbench", "use crate::oltp::{setup, Target};").len(), 2, "an adapter");
+    assert_eq!(check("adapters::iperf3", "shortcuts: &[crate::net::PEER_SHORTCUT],").len(), 1);
+    assert_eq!(
+        check("adapters::iperf3", "use crate::support::net_options::{config, Target, OPTIONS};"),
+        Vec::<String>::new()
+    );
+    assert_eq!(check("support::net_options", "use crate::net::protocol::Mode;").len(), 1);
     let inline = "mod tests {\n    use super::*;\n}\nuse super::dbench;";
     assert_eq!(check("adapters::fio", inline).len(), 1, "only the line after the inline module");
     assert_eq!(module_of(Path::new("micro/caches_tests.rs")), m("micro::caches::tests"));

@@ -1,9 +1,10 @@
 //! Adapters: engines that run an external tool and store its results in our form (the real
-//! fio, dbench). An adapter imports only the contract and `crate::support`, never another
-//! engine: what it shares with its native counterpart (fio's option table is diskio's) lives
-//! in `support`. The `sysbench` and `iperf3` adapters stay inside their engine families
-//! (`oltp::sysbench`, `net::iperf3`): they run their native engine's cells (option parsing,
-//! the database or peer the cell sets up), which are that engine's own, not shared support.
+//! fio, dbench, iperf3 and sysbench). An adapter imports only the contract and
+//! `crate::support`, never another engine: what it shares with its native counterpart lives
+//! in `support` (fio's option table is diskio's, `support::disk_options`; iperf3 runs net's
+//! cells, `support::net_options`; sysbench runs oltp's, `support::oltp_options`).
 
 pub mod dbench;
 pub mod fio;
+pub mod iperf3;
+pub mod sysbench;

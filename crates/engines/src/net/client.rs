@@ -5,27 +5,12 @@
 use super::peer::{read_full, write_full, CHUNK_BYTES};
 use super::protocol::{read_reply, Hello, Mode, Status};
 use super::sockets;
+pub use crate::support::net_options::Setup;
 use crate::{Control, EngineError, WorkerMeter};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// One cell's connection settings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Setup {
-    pub mode: Mode,
-    /// Bytes the client writes per transaction (rr) or per message (stream-write).
-    pub request_bytes: u32,
-    /// Bytes the peer writes per transaction (rr) or per message (stream-read).
-    pub response_bytes: u32,
-    pub connections: usize,
-    pub nodelay: bool,
-    pub sndbuf_bytes: u64,
-    pub rcvbuf_bytes: u64,
-    /// Deadline for connecting and for each read or write.
-    pub timeout: Duration,
-}
 
 /// Turns a failed exchange into an error that says what probably happened.
 pub fn exchange_error(addr: &SocketAddr, timeout: Duration, e: std::io::Error) -> EngineError {

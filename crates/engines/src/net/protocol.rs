@@ -11,6 +11,7 @@
 //! Nothing in the protocol names a command, a file or an address: the peer can only move
 //! bytes of the sizes it has checked against its limits.
 
+pub use crate::support::net_options::{Mode, MAX_MESSAGE_BYTES, MAX_TOKEN_BYTES};
 use std::io::{Read, Write};
 
 /// The first bytes of every connection.
@@ -19,21 +20,10 @@ pub const MAGIC: [u8; 8] = *b"RHNETv01";
 pub const VERSION: u16 = 1;
 /// Bytes of the hello before the token.
 pub const HELLO_FIXED_BYTES: usize = 20;
-/// The longest token accepted.
-pub const MAX_TOKEN_BYTES: usize = 64;
-/// The largest request, response or stream message the peer accepts (1 MiB).
-pub const MAX_MESSAGE_BYTES: u32 = 1 << 20;
 /// The longest reason text in a reply.
 const MAX_REASON_BYTES: usize = 200;
 
-/// What a connection does after the hello.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Rr,
-    StreamToPeer,
-    StreamFromPeer,
-}
-
+/// The wire codes of a connection's mode.
 impl Mode {
     fn code(self) -> u8 {
         match self {

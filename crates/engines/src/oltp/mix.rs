@@ -6,46 +6,8 @@
 //! one non-index update and one delete followed by an insert of the same id; COMMIT. Each
 //! group of statements picks one table uniformly and every id is drawn independently.
 
+pub use crate::support::oltp_options::{Dist, MixSpec};
 use crate::support::rng::SplitMix64;
-
-/// How ids are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dist {
-    Uniform,
-    /// sysbench 1.0's default: 75% of the draws uniform in (the upper three quarters of) the
-    /// middle 1% of the ids, 25% from the mean of 12 uniforms over the whole range (bell-shaped).
-    Special,
-}
-
-impl Dist {
-    pub const NAMES: &'static [&'static str] = &["special", "uniform"];
-    pub fn parse(s: &str) -> Option<Dist> {
-        match s {
-            "uniform" => Some(Dist::Uniform),
-            "special" => Some(Dist::Special),
-            _ => None,
-        }
-    }
-}
-
-/// The shape of one transaction (sysbench's option names).
-#[derive(Debug, Clone, PartialEq)]
-pub struct MixSpec {
-    pub tables: u32,
-    pub table_size: u64,
-    pub read_only: bool,
-    pub point_selects: u32,
-    pub range_size: u64,
-    pub dist: Dist,
-}
-
-impl MixSpec {
-    /// Queries one transaction sends (BEGIN and COMMIT included): 16 read-only, 20 read-write
-    /// with the defaults.
-    pub fn queries_per_txn(&self) -> u64 {
-        u64::from(self.point_selects) + 4 + if self.read_only { 0 } else { 4 } + 2
-    }
-}
 
 /// The kinds of statement, in transaction order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

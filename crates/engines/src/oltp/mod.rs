@@ -10,169 +10,30 @@
 //! `errors`, `n_transaction` (the runner derives the system's `cpu_us_per_transaction`),
 //! `client_cpu_us_per_txn` and, for `pg=auto`, `server_cpu_us_per_txn` (postmaster and
 //! backends, from /proc at the window's edges).
+//!
+//! The option table, a cell's checked settings and its target (the SQLite file or the
+//! PostgreSQL server) are shared with the `sysbench` adapter (`crate::support::oltp_options`).
 
 pub mod mix;
 pub mod pg_session;
 pub mod schema;
 pub mod sqlite;
-pub mod sysbench;
 #[cfg(test)]
 mod tests;
 
 use crate::info::{shortcuts, EngineInfo};
-use crate::support::pg::client::PgConfig;
-use crate::support::pg::cluster::{self, Cluster, ClusterOptions};
+use crate::support::oltp_options::{open_target, setup, Setup, Target, OPTIONS};
+use crate::support::pg::cluster;
 use crate::support::proc_tree::tree_cpu;
-use crate::{
-    Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Phase, Recorder, WorkerMeter,
-    Workload,
-};
-use mix::{Dist, Draw, MixSpec, Stmt};
+use crate::{Caps, CellContext, Control, Engine, EngineError, Phase, Recorder, WorkerMeter, Workload};
+use mix::{Draw, MixSpec, Stmt};
 use racehorse_core::WorkUnit;
 use schema::{DbError, Session};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
 pub struct Oltp;
-
-pub(crate) const OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "mode",
-        kind: OptKind::Choice(&["read_write", "read_only"]),
-        default: "read_write",
-        help: "sysbench's oltp_read_write (20 queries per transaction) or oltp_read_only (16)",
-    },
-    OptionSpec { name: "threads", kind: OptKind::Int { min: 1, max: 1024 }, default: "1", help: "client threads, one connection each" },
-    OptionSpec { name: "tables", kind: OptKind::Int { min: 1, max: 1000 }, default: "1", help: "tables sbtest1..N" },
-    OptionSpec {
-        name: "table_size",
-        kind: OptKind::Int { min: 100, max: 1_000_000_000 },
-        default: "10000",
-        help: "rows per table (ids 1..table_size)",
-    },
-    OptionSpec {
-        name: "rand_type",
-        kind: OptKind::Choice(Dist::NAMES),
-        default: "special",
-        help: "id distribution: sysbench 1.0's 'special' (75% in the middle 1% of ids) or uniform",
-    },
-    OptionSpec { name: "point_selects", kind: OptKind::Int { min: 0, max: 1000 }, default: "10", help: "point selects per transaction" },
-    OptionSpec { name: "range_size", kind: OptKind::Int { min: 1, max: 100_000 }, default: "100", help: "ids per range query" },
-    OptionSpec {
-        name: "pg",
-        kind: OptKind::Str,
-        default: "",
-        help: "PostgreSQL instead of SQLite: a DSN (postgres://user:pw@127.0.0.1:5432/db or host=… port=…), or 'auto' \
-               for a throw-away cluster made with the installed PostgreSQL binaries",
-    },
-    OptionSpec {
-        name: "shared_buffers",
-        kind: OptKind::Size { min: 128 << 10, max: 1 << 40 },
-        default: "128m",
-        help: "pg=auto: the server's buffer pool (high hit: the tables fit it; see server_mem for low hit)",
-    },
-    OptionSpec {
-        name: "server_mem",
-        kind: OptKind::Size { min: 0, max: 1 << 50 },
-        default: "0",
-        help: "pg=auto, root: a memory cgroup limit for the server alone (0: none); tables larger than it give the \
-               low-hit case",
-    },
-    OptionSpec { name: "seed", kind: OptKind::Int { min: 0, max: i64::MAX }, default: "1", help: "random seed of the data and the draws" },
-];
-
-/// Where the tables live.
-pub enum Target {
-    Sqlite(PathBuf),
-    Pg { config: Box<PgConfig>, cluster: Option<Box<Cluster>> },
-}
-
-/// One cell's settings, checked.
-#[derive(Debug, Clone)]
-pub struct Setup {
-    pub mix: MixSpec,
-    pub threads: u32,
-    pub pg: Option<String>,
-    pub shared_buffers_bytes: u64,
-    pub server_mem_bytes: u64,
-    pub seed: u64,
-}
-
-pub(crate) fn setup(ctx: &CellContext) -> Result<Setup, EngineError> {
-    let dist_word = ctx.get_str("rand_type")?;
-    let dist = Dist::parse(dist_word).ok_or_else(|| {
-        EngineError::Usage(format!("rand_type '{dist_word}' is not one of {:?}", Dist::NAMES))
-    })?;
-    let mix = MixSpec {
-        tables: ctx.get_u64("tables")? as u32,
-        table_size: ctx.get_u64("table_size")?,
-        read_only: ctx.get_str("mode")? == "read_only",
-        point_selects: ctx.get_u64("point_selects")? as u32,
-        range_size: ctx.get_u64("range_size")?,
-        dist,
-    };
-    if mix.range_size > mix.table_size {
-        return Err(EngineError::Usage(format!(
-            "range_size {} is larger than table_size {}; ranges must fit in the table",
-            mix.range_size, mix.table_size
-        )));
-    }
-    let pg = ctx.spec.params.get("pg").and_then(|v| v.as_str()).filter(|s| !s.is_empty()).map(str::to_string);
-    if let Some(dsn) = pg.as_deref().filter(|d| *d != "auto") {
-        PgConfig::parse(dsn).map_err(|e| {
-            EngineError::Usage(format!(
-                "{e}; pass pg=auto or a DSN such as postgres://user:pw@127.0.0.1:5432/db"
-            ))
-        })?;
-    }
-    let s = Setup {
-        mix,
-        threads: ctx.get_u64("threads")? as u32,
-        pg,
-        shared_buffers_bytes: ctx.get_u64("shared_buffers")?,
-        server_mem_bytes: ctx.get_u64("server_mem")?,
-        seed: ctx.get_u64("seed")?,
-    };
-    if s.server_mem_bytes > 0 {
-        if s.pg.as_deref() != Some("auto") {
-            return Err(EngineError::Usage(
-                "server_mem limits the throw-away server: it needs pg=auto".into(),
-            ));
-        }
-        let floor = s.shared_buffers_bytes + (32 << 20);
-        if s.server_mem_bytes < floor {
-            return Err(EngineError::Usage(format!(
-                "server_mem {} bytes cannot hold shared_buffers ({} bytes) plus 32 MiB for the server's processes; \
-                 raise server_mem or lower shared_buffers",
-                s.server_mem_bytes, s.shared_buffers_bytes
-            )));
-        }
-    }
-    Ok(s)
-}
-
-/// Makes the target of a cell: the SQLite file, a DSN, or a new cluster (`pg=auto`).
-pub(crate) fn open_target(ctx: &CellContext, s: &Setup) -> Result<Target, EngineError> {
-    match s.pg.as_deref() {
-        None => Ok(Target::Sqlite(ctx.work_dir.join("oltp.sqlite"))),
-        Some("auto") => {
-            let opts = ClusterOptions {
-                shared_buffers_bytes: s.shared_buffers_bytes,
-                max_connections: s.threads + 10,
-                settings: Vec::new(),
-                memory_limit_bytes: (s.server_mem_bytes > 0).then_some(s.server_mem_bytes),
-            };
-            let cluster = Cluster::start(&ctx.work_dir, &opts)?;
-            Ok(Target::Pg { config: Box::new(cluster.config.clone()), cluster: Some(Box::new(cluster)) })
-        }
-        Some(dsn) => Ok(Target::Pg {
-            config: Box::new(PgConfig::parse(dsn).map_err(|e| EngineError::Usage(e.to_string()))?),
-            cluster: None,
-        }),
-    }
-}
 
 fn failed(e: DbError) -> EngineError {
     EngineError::Failed(e.to_string())

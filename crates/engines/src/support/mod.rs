@@ -9,6 +9,8 @@ pub mod disk_options;
 pub mod fd_limit;
 pub mod fiemap;
 pub mod forked;
+pub mod net_options;
+pub mod oltp_options;
 pub mod path;
 pub mod pg;
 pub mod proc_tree;

@@ -10,9 +10,11 @@
 //! later) and closes at the first summary line (the test is over). Units are iperf3's own
 //! summary rate (sender side for stream-write, receiver side for stream-read) times that
 //! window, so racehorse's bytes/s is iperf3's figure; the rate is kept as `iperf3_bits_per_s`.
+//!
+//! The options (and reading them) are `net`'s, shared through `crate::support::net_options`.
 
-use super::{config, Target, OPTIONS};
 use crate::info::{EngineInfo, Tool};
+use crate::support::net_options::{config, Target, OPTIONS, PEER_SHORTCUT};
 use crate::support::proc_tree::tree_cpu;
 use crate::{Caps, CellContext, Control, Engine, EngineError, Recorder, Workload};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
@@ -81,7 +83,7 @@ static INFO: EngineInfo = EngineInfo {
     unit: WorkUnit::Bytes,
     caps: Caps { needs_peer: true, external_tool: Some(TOOL), ..Caps::NONE },
     options: OPTIONS,
-    shortcuts: &[super::PEER_SHORTCUT],
+    shortcuts: &[PEER_SHORTCUT],
 };
 
 impl Engine for Iperf3 {
@@ -367,23 +369,5 @@ impl Workload for Iperf3Cell {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn report_lines_parse() {
-        let l = "[  5]   0.00-0.10   sec   288 MBytes  9670831 Kbits/sec    0   1023 KBytes       ";
-        assert_eq!(parse_line(l), (false, Line::Interval { end_s: 0.10, omitted: false }));
-        let l = "[SUM]   0.90-1.00   sec   261 MBytes  8748496 Kbits/sec    6             (omitted)";
-        assert_eq!(parse_line(l), (true, Line::Interval { end_s: 1.0, omitted: true }));
-        let l = "[SUM]   0.00-1.01   sec  1.31 GBytes  11122028 Kbits/sec   19             sender";
-        assert_eq!(parse_line(l), (true, Line::Summary { bits_per_s: 11_122_028_000.0, sender: true }));
-        let l = "[  7]   0.00-1.01   sec   663 MBytes  5516732 Kbits/sec                  receiver";
-        assert_eq!(parse_line(l), (false, Line::Summary { bits_per_s: 5_516_732_000.0, sender: false }));
-        for other in
-            ["Connecting to host 127.0.0.1, port 5301", "[ ID] Interval  Transfer  Bitrate", "", "[", "- - -"]
-        {
-            assert_eq!(parse_line(other).1, Line::Other, "{other}");
-        }
-    }
-}
+#[path = "iperf3_tests.rs"]
+mod tests;

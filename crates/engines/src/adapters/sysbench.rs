@@ -8,9 +8,12 @@
 //! prints the checkpoint and closes when it exits. Units are sysbench's transactions; its
 //! tps, qps, query counts, errors and latencies are kept as extras. The workload CPU is that
 //! of the sysbench process; the server's is measured as in `oltp`.
+//!
+//! The options, the checked settings and the target are `oltp`'s, shared through
+//! `crate::support::oltp_options`.
 
-use super::{open_target, setup, Setup, Target, OPTIONS};
 use crate::info::{shortcuts, EngineInfo, Tool};
+use crate::support::oltp_options::{open_target, setup, Dist, Setup, Target, OPTIONS};
 use crate::support::path;
 use crate::support::pg::client::PgConfig;
 use crate::support::pg::cluster;
@@ -114,7 +117,7 @@ pub fn parse_report(text: &str) -> Result<Report, String> {
 fn base_args(s: &Setup, cfg: &PgConfig) -> Vec<String> {
     let m = &s.mix;
     let test = if m.read_only { "oltp_read_only" } else { "oltp_read_write" };
-    let dist = if m.dist == super::mix::Dist::Uniform { "uniform" } else { "special" };
+    let dist = if m.dist == Dist::Uniform { "uniform" } else { "special" };
     vec![
         test.to_string(),
         "--db-driver=pgsql".into(),
@@ -389,39 +392,5 @@ fn store(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    const SAMPLE: &str = "Threads started!\n\n[ 2s ] Checkpoint report:\nSQL statistics:\n    queries performed:\n        read:  1\n        write: 1\n        other: 1\n        total: 3\n    transactions:  1 (0.50 per sec.)\n    queries: 3 (1.50 per sec.)\nGeneral statistics:\n    total time:                          2.0001s\n\
-SQL statistics:\n    queries performed:\n        read:                            140000\n        write:                           40000\n        other:                           20000\n        total:                           200000\n    transactions:                        10000  (998.73 per sec.)\n    queries:                             200000 (19974.53 per sec.)\n    ignored errors:                      3      (0.30 per sec.)\n    reconnects:                          0      (0.00 per sec.)\n\nGeneral statistics:\n    total time:                          10.0106s\n    total number of events:              10000\n\nLatency (ms):\n         min:                                    0.52\n         avg:                                    1.00\n         max:                                    9.58\n         95th percentile:                        1.47\n         sum:                                 9993.29\n";
-
-    #[test]
-    fn the_report_after_the_checkpoint_is_read() {
-        let r = parse_report(SAMPLE).expect("report");
-        assert_eq!((r.reads, r.writes, r.other, r.queries), (140_000, 40_000, 20_000, 200_000));
-        assert_eq!((r.transactions, r.tps, r.qps), (10_000, 998.73, 19974.53));
-        assert_eq!((r.ignored_errors, r.reconnects, r.total_time_s), (3, 0, 10.0106));
-        assert_eq!(
-            (r.lat_min_ms, r.lat_avg_ms, r.lat_max_ms, r.lat_pct_ms),
-            (0.52, 1.0, 9.58, Some((95, 1.47)))
-        );
-        assert!(parse_report("FATAL: no connection").unwrap_err().contains("no 'SQL statistics'"));
-    }
-
-    proptest! {
-        #[test]
-        fn counts_round_trip(tx in 1u64..1_000_000_000, q in 0u64..u64::from(u32::MAX), t in 0.001f64..1e5) {
-            let text = format!("SQL statistics:\n    transactions:   {tx}  ({:.2} per sec.)\n    queries:   {q} (1.00 per sec.)\n    total time:   {t:.4}s\n", tx as f64 / t);
-            let r = parse_report(&text).unwrap();
-            prop_assert_eq!((r.transactions, r.queries), (tx, q));
-            prop_assert!((r.total_time_s - t).abs() < 1e-3);
-        }
-
-        #[test]
-        fn garbage_never_panics(s in ".{0,300}") {
-            let _ = parse_report(&s);
-            let _ = parse_report(&format!("SQL statistics:\n{s}"));
-        }
-    }
-}
+#[path = "sysbench_tests.rs"]
+mod tests;
