@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# diskio against fio 3.x, side by side in one racehorse run per target: every block size,
+# direction, queue depth and cache mode, on a file in the working filesystem and on a block
+# device (a loop device with direct I/O over an image on that filesystem), both tools
+# alternating within each round. Prints one row per configuration: median IOPS and CPU per
+# I/O of each tool over the rounds, their ratios, and the rounds' spread.
+#
+# Root only (losetup, cache drops). Usage:
+#   bash scripts/bench-disk-matrix.sh [ROUNDS]                      the whole matrix (hours)
+#   BS="4k" PHASES="randread randwrite" QDS="32" MODES="direct" TARGETS="file" \
+#     bash scripts/bench-disk-matrix.sh 3                           a slice of it
+# Environment: BS (4k 16k 64k 1m), PHASES (read write randread randwrite), QDS (1 4 32),
+# MODES (direct cached), TARGETS (file device), SIZE (1g), WINDOW (3s), WARMUP (1s),
+# DIR (the working filesystem's directory for files and the image; default /var/tmp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${1:-3}"
+bs_list="${BS:-4k 16k 64k 1m}"
+phases="${PHASES:-read write randread randwrite}"
+qds="${QDS:-1 4 32}"
+modes="${MODES:-direct cached}"
+targets="${TARGETS:-file device}"
+size="${SIZE:-1g}"
+work="$(mktemp -d "${DIR:-/var/tmp}/rh-disk-matrix.XXXXXX")"
+dev=""
+cleanup() {
+  [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# One suite: for every configuration a diskio workload then a fio workload with the same
+# options; `reps` rounds, each running every workload in order (so the tools alternate).
+write_suite() { # $1 = target (directory or device), $2 = suite file
+  {
+    printf 'name = "diskio vs fio matrix on %s"\nruntime = "%s"\nwarmup = "%s"\nreps = %s\n' \
+      "$1" "${WINDOW:-3s}" "${WARMUP:-1s}" "$rounds"
+    for bs in $bs_list; do for phase in $phases; do for qd in $qds; do for mode in $modes; do
+      direct=false
+      [ "$mode" = direct ] && direct=true
+      for tool in diskio fio; do
+        printf '\n[[workload]]\nengine = "%s"\nphase = "%s"\nbs = "%s"\nsize = "%s"\n' "$tool" "$phase" "$bs" "$size"
+        printf 'direct = %s\ntimed = true\nioengine = "io_uring"\niodepth = %s\ntarget = "%s"\n' "$direct" "$qd" "$1"
+        [ -b "$1" ] && printf 'destructive = true\n'
+      done
+    done; done; done; done
+  } >"$2"
+}
+
+summarize() { # $1 = exported JSON
+  python3 - "$1" <<'EOF'
+import json, statistics, sys
+cells = json.load(open(sys.argv[1]))["cells"]
+rows = {}
+for c in cells:
+    if c["status"] != "ok" or not c["ops"]:
+        continue
+    p = c["params"]
+    key = (p["phase"], p["bs"], p["iodepth"], "direct" if p["direct"] else "cached")
+    iops = c["ops"] / c["window_s"]
+    cpu = c["cpu"]["total_s"] / c["ops"] * 1e6
+    noisy = c["quality"]["noisy"]
+    rows.setdefault(key, {}).setdefault(c["workload"], []).append((iops, cpu, noisy))
+print("| phase | bs | QD | mode | diskio IOPS | fio IOPS | IOPS ratio (min–max) | diskio µs CPU/IO | fio µs CPU/IO | CPU ratio | noisy cells |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+def kib(b): return f"{b // 1024}k" if b < 1 << 20 else f"{b >> 20}m"
+for key in sorted(rows, key=lambda k: (k[1], k[0], k[2], k[3])):
+    d, f = rows[key].get("diskio", []), rows[key].get("fio", [])
+    if not d or not f:
+        print(f"| {key[0]} | {kib(key[1])} | {key[2]} | {key[3]} | missing | | | | | | |")
+        continue
+    med = lambda xs, i: statistics.median(x[i] for x in xs)
+    ratios = [a[0] / b[0] for a, b in zip(d, f)]
+    noisy = sum(x[2] for x in d + f)
+    print(f"| {key[0]} | {kib(key[1])} | {key[2]} | {key[3]} | {med(d,0):,.0f} | {med(f,0):,.0f} | "
+          f"**{med(d,0)/med(f,0):.2f}** ({min(ratios):.2f}–{max(ratios):.2f}) | {med(d,1):.1f} | {med(f,1):.1f} | "
+          f"{med(d,1)/med(f,1):.2f} | {noisy} |")
+EOF
+}
+
+cargo build --release --quiet
+db="$work/matrix.db"
+for target in $targets; do
+  case "$target" in
+    file) where="$work/files"; mkdir -p "$where" ;;
+    device)
+      # An image of random bytes behind a loop device with direct I/O (no guest page cache
+      # under the device); the whole size written first, so neither tool reads holes.
+      dd if=/dev/urandom of="$work/disk.img" bs=1M count=$(( $(numfmt --from=iec "${size^^}") / 1048576 + 64 )) \
+        status=none conv=fsync
+      dev="$(losetup -f --show --direct-io=on "$work/disk.img")"
+      where="$dev" ;;
+    *) echo "unknown target '$target' (file or device)" >&2; exit 2 ;;
+  esac
+  write_suite "$where" "$work/$target.toml"
+  echo "== $target: $where, $rounds rounds"
+  ./target/release/racehorse --db "$db" run "$work/$target.toml" --label "matrix-$target" --quiet \
+    --dir "$work" --sample-ms 0 >/dev/null
+  ./target/release/racehorse --db "$db" export "matrix-$target" --format json -o "$work/$target.json"
+  summarize "$work/$target.json"
+done
