@@ -41,7 +41,7 @@ write_suite() { # $1 = target (directory or device), $2 = suite file
       for tool in diskio fio; do
         printf '\n[[workload]]\nengine = "%s"\nphase = "%s"\nbs = "%s"\nsize = "%s"\n' "$tool" "$phase" "$bs" "$size"
         printf 'direct = %s\ntimed = true\nioengine = "io_uring"\niodepth = %s\ntarget = "%s"\n' "$direct" "$qd" "$1"
-        [ -b "$1" ] && printf 'destructive = true\n'
+        if [ -b "$1" ]; then printf 'destructive = true\n'; fi
       done
     done; done; done; done
   } >"$2"

@@ -21,6 +21,8 @@ pub struct DiskConfig {
     pub fsync: bool,
     pub ioengine: String,
     pub iodepth: u32,
+    /// io_uring operations per submission.
+    pub iodepth_batch: u32,
     pub rwmixread: u32,
     pub timed: bool,
     /// Pass mode: passes are repeated until a process's window lasts this long (see
@@ -67,6 +69,10 @@ impl DiskConfig {
             fsync: ctx.get_bool("fsync")?,
             ioengine: ctx.get_str("ioengine")?.to_string(),
             iodepth: u32::try_from(ctx.get_u64("iodepth")?).unwrap_or(u32::MAX),
+            iodepth_batch: match ctx.spec.params.get("iodepth_batch") {
+                Some(_) => u32::try_from(ctx.get_u64("iodepth_batch")?).unwrap_or(u32::MAX),
+                None => 1,
+            },
             rwmixread: u32::try_from(ctx.get_u64("rwmixread")?).unwrap_or(101),
             timed: ctx.get_bool("timed")?,
             min_window: match ctx.spec.params.get("min_window_ms") {

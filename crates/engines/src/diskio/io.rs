@@ -217,6 +217,9 @@ pub struct Uring {
     free: Vec<usize>,
     /// The buffer is registered with the ring (pinned once; READ_FIXED / WRITE_FIXED).
     fixed: bool,
+    /// Operations queued per submission (fio's `iodepth_batch_submit`): 1 submits each one
+    /// as it is queued.
+    submit_batch: u32,
     /// Set while operations may be in the kernel; still set after an aborted run (a failed submit or a
     /// panic in `on_done`), in which case the buffers are leaked on drop rather than freed under the kernel.
     maybe_in_flight: bool,
@@ -245,6 +248,7 @@ impl Uring {
         Ok(Uring {
             ring,
             fixed,
+            submit_batch: 1,
             bufs: ManuallyDrop::new(bufs),
             bs_bytes,
             depth,
@@ -320,6 +324,11 @@ impl RunState {
 }
 
 impl Uring {
+    /// Submits after every `n` queued operations (at least 1, at most the depth).
+    pub fn set_submit_batch(&mut self, n: u32) {
+        self.submit_batch = n.clamp(1, self.depth);
+    }
+
     /// Queues the (remaining part of the) operation in `slot`.
     fn push(&mut self, ctx: &RunCtx, idx: usize) -> Result<(), EngineError> {
         let slot = self.slots[idx];
@@ -362,8 +371,31 @@ impl Uring {
             self.push(ctx, idx)?;
             st.in_flight += 1;
             st.just_pushed.push(idx);
+            if st.just_pushed.len() >= self.submit_batch as usize {
+                self.submit_queued(ctx, st)?;
+            }
         }
         Ok(())
+    }
+
+    /// Submits what is queued without waiting (the operations' latency starts now).
+    fn submit_queued(&mut self, ctx: &RunCtx, st: &mut RunState) -> Result<(), EngineError> {
+        let now = Instant::now();
+        for idx in st.just_pushed.drain(..) {
+            self.slots[idx].submitted = now;
+        }
+        loop {
+            match self.ring.submit() {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) => {
+                    return Err(EngineError::Failed(format!(
+                        "io_uring submit failed on {}: {e}",
+                        file_name(ctx.file)
+                    )))
+                }
+            }
+        }
     }
 
     /// Submits everything queued and waits for at least one completion.
@@ -500,11 +532,20 @@ impl IoEngine for Uring {
     }
 }
 
-/// Builds an engine by name: "psync" (which ignores `depth`) or "io_uring".
-pub fn engine(name: &str, bs_bytes: usize, depth: u32) -> Result<Box<dyn IoEngine>, EngineError> {
+/// Builds an engine by name: "psync" (which ignores `depth` and `submit_batch`) or "io_uring".
+pub fn engine(
+    name: &str,
+    bs_bytes: usize,
+    depth: u32,
+    submit_batch: u32,
+) -> Result<Box<dyn IoEngine>, EngineError> {
     match name {
         "psync" => Ok(Box::new(Psync::new(bs_bytes)?)),
-        "io_uring" => Ok(Box::new(Uring::new(bs_bytes, depth)?)),
+        "io_uring" => {
+            let mut u = Uring::new(bs_bytes, depth)?;
+            u.set_submit_batch(submit_batch);
+            Ok(Box::new(u))
+        }
         other => Err(EngineError::Usage(format!(
             "unknown ioengine '{other}'; valid ioengines are: {}",
             ENGINE_NAMES.join(", ")

@@ -92,8 +92,9 @@ fn uring_reads_keep_depth_in_flight_and_report_every_op_once() {
     let (size, bs) = (8 * MIB, 4 * KIB);
     let path = make_file(dir.path(), size, 64 * KIB);
     let file = open_file(&path, OpenMode::default()).expect("open");
-    for depth in [8u32, 16] {
+    for (depth, batch) in [(8u32, 1u32), (16, 1), (8, 3), (16, 16)] {
         let mut eng = Uring::new(bs as usize, depth).expect("uring");
+        eng.set_submit_batch(batch);
         let (stats, dones) = run_all(&mut eng, &file, &mut Pattern::sequential(IoDir::Read, size, bs, false));
         assert_eq!(stats, RunStats { ops: size / bs, bytes: size, max_in_flight: depth });
         assert_eq!(dones.len() as u64, size / bs);
@@ -112,7 +113,7 @@ fn uring_write_then_psync_read_back() {
     let path = dir.path().join("uw");
     let (size, bs) = (8 * MIB, 16 * KIB);
     let file = open_file(&path, create_mode()).expect("create");
-    let mut eng = engine("io_uring", bs as usize, 8).expect("uring");
+    let mut eng = engine("io_uring", bs as usize, 8, 1).expect("uring");
     let (stats, dones) =
         run_all(eng.as_mut(), &file, &mut Pattern::sequential(IoDir::Write, size, bs, false));
     assert_eq!(stats, RunStats { ops: size / bs, bytes: size, max_in_flight: 8 });
@@ -122,7 +123,7 @@ fn uring_write_then_psync_read_back() {
     assert_blocks_distinct(&path);
 
     let file = open_file(&path, OpenMode::default()).expect("open");
-    let mut eng = engine("psync", bs as usize, 32).expect("psync ignores depth");
+    let mut eng = engine("psync", bs as usize, 32, 1).expect("psync ignores depth");
     let (stats, _) = run_all(eng.as_mut(), &file, &mut Pattern::sequential(IoDir::Read, size, bs, false));
     assert_eq!(stats.bytes, size);
 }
@@ -227,7 +228,7 @@ fn stop_from_on_done_stops_promptly() {
     let file = open_file(&path, OpenMode::default()).expect("open");
     let stop_after = 100u64;
     for (name, depth) in [("psync", 1u32), ("io_uring", 8), ("io_uring", 32)] {
-        let mut eng = engine(name, bs as usize, depth).expect("engine");
+        let mut eng = engine(name, bs as usize, depth, depth).expect("engine");
         let mut seen = 0u64;
         let mut pattern = Pattern::random(IoDir::Read, size, bs, None, 2);
         let stats = eng
@@ -251,7 +252,7 @@ fn reading_past_end_of_file_is_an_error() {
     let path = make_file(dir.path(), 64 * KIB, 4 * KIB);
     let file = open_file(&path, OpenMode::default()).expect("open");
     for name in ENGINE_NAMES {
-        let mut eng = engine(name, 4096, 4).expect("engine");
+        let mut eng = engine(name, 4096, 4, 1).expect("engine");
         let err = eng
             .run(&file, &mut Pattern::sequential(IoDir::Read, 128 * KIB, 4096, false), &mut |_| {
                 Flow::Continue
@@ -270,7 +271,7 @@ fn pattern_bs_larger_than_engine_bs_is_usage() {
     let path = make_file(dir.path(), 64 * KIB, 4 * KIB);
     let file = open_file(&path, OpenMode::default()).expect("open");
     for name in ENGINE_NAMES {
-        let mut eng = engine(name, 4096, 2).expect("engine");
+        let mut eng = engine(name, 4096, 2, 1).expect("engine");
         let res = eng.run(&file, &mut Pattern::sequential(IoDir::Read, 64 * KIB, 8192, false), &mut |_| {
             Flow::Continue
         });
@@ -291,7 +292,7 @@ fn helpers_work() {
 
 #[test]
 fn engine_names_and_parameters_are_checked() {
-    match engine("libaio", 4096, 1) {
+    match engine("libaio", 4096, 1, 1) {
         Err(EngineError::Usage(msg)) => {
             assert!(msg.contains("libaio") && msg.contains("psync") && msg.contains("io_uring"), "{msg}")
         }

@@ -101,8 +101,10 @@ fn open_mode(cfg: &DiskConfig, device: bool) -> OpenMode {
 
 /// One worker: open, wait for the go, run its passes, report.
 fn worker(sh: &Shared<'_>, i: usize, path: &Path) {
-    let prepared = open_file(path, open_mode(sh.cfg, sh.device))
-        .and_then(|f| engine(&sh.cfg.ioengine, sh.cfg.bs_bytes as usize, sh.cfg.iodepth).map(|e| (f, e)));
+    let prepared = open_file(path, open_mode(sh.cfg, sh.device)).and_then(|f| {
+        engine(&sh.cfg.ioengine, sh.cfg.bs_bytes as usize, sh.cfg.iodepth, sh.cfg.iodepth_batch)
+            .map(|e| (f, e))
+    });
     sh.ready.wait();
     sh.go.wait();
     let (file, mut io) = match prepared {
@@ -318,6 +320,7 @@ mod tests {
             fsync: false,
             ioengine: "psync".into(),
             iodepth: 1,
+            iodepth_batch: 1,
             rwmixread: 50,
             timed: false,
             min_window: Duration::ZERO,

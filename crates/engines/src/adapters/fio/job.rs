@@ -95,6 +95,8 @@ pub struct JobSpec {
     pub fsync: bool,
     pub ioengine: IoEngine,
     pub iodepth: u64,
+    /// fio `iodepth_batch_submit`.
+    pub iodepth_batch: u64,
     pub rwmixread: u64,
     /// `time_based` for the Control's runtime (after a ramp of its warmup), or one pass.
     pub timed: bool,
@@ -205,6 +207,7 @@ impl JobSpec {
         a.push(format!("--ioengine={}", self.ioengine.fio_name()));
         if self.ioengine != IoEngine::Psync {
             a.push(format!("--iodepth={}", self.iodepth));
+            a.push(format!("--iodepth_batch_submit={}", self.iodepth_batch));
         }
         if self.direct {
             a.push("--direct=1".to_string());
@@ -269,6 +272,7 @@ mod tests {
             fsync: false,
             ioengine: IoEngine::Psync,
             iodepth: 1,
+            iodepth_batch: 1,
             rwmixread: 50,
             timed: false,
             dir: "/tmp/cell".to_string(),

@@ -126,6 +126,7 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         fsync: ctx.get_bool("fsync")?,
         ioengine,
         iodepth: ctx.get_u64("iodepth")?,
+        iodepth_batch: ctx.get_u64("iodepth_batch")?,
         rwmixread: ctx.get_u64("rwmixread")?,
         timed: ctx.get_bool("timed")?,
         dir,
