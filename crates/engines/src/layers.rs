@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// The contract's modules (with the crate root's own items).
-const CONTRACT: &[&str] = &["control", "error", "info", "options", "recorder"];
+const CONTRACT: &[&str] = &["control", "error", "info", "options", "recorder", "testutil"];
 /// Modules that wire the layers together and may import anything.
 const WIRING: &[&str] = &["registry", "layers", "adapters"];
 

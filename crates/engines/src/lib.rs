@@ -31,6 +31,10 @@ pub mod smallread;
 // Adapters for external tools.
 pub mod adapters;
 
+// What the engines' tests share.
+#[cfg(test)]
+mod testutil;
+
 // The list of engines and of the jobs they run in fresh processes.
 pub mod registry;
 

@@ -2,25 +2,14 @@
 //! its streams are stored like `net`'s, rr is refused and a missing server fails the cell.
 
 use super::*;
-use crate::{RealClock, Totals, WindowHooks};
-use racehorse_core::{CellSpec, Params, Value};
+use crate::testutil::cell_ctx;
+use crate::testutil::NoHooks;
+use crate::{RealClock, Totals};
+use racehorse_core::Value;
 use std::sync::Arc;
 
-struct NoHooks;
-impl WindowHooks for NoHooks {}
-
 fn ctx(opts: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        if let Some(v) = o.default_value() {
-            params.insert(o.name.into(), v);
-        }
-    }
-    for (k, v) in opts {
-        params.insert((*k).into(), v.clone());
-    }
-    let spec = CellSpec { workload: "iperf3".into(), params, variant: "default".into(), rep: 1 };
-    CellContext { spec, work_dir: std::env::temp_dir(), cpus: 2, env: Default::default() }
+    cell_ctx(&Iperf3, &std::env::temp_dir(), 2, opts)
 }
 
 fn s(v: &str) -> Value {

@@ -4,23 +4,17 @@
 
 use super::*;
 use crate::control::RealClock;
+use crate::testutil::cell_ctx;
 use proptest::prelude::*;
-use racehorse_core::{CellSpec, Params, Value};
+use racehorse_core::Value;
 use std::sync::Arc;
 
 fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        if let Some(v) = o.default_value() {
-            params.insert(o.name.into(), v);
-        }
-    }
-    params.insert("table_size".into(), Value::Int(2000));
-    for (k, v) in opts {
-        params.insert((*k).into(), v.clone());
-    }
-    let spec = CellSpec { workload: "sysbench".into(), params, variant: "default".into(), rep: 1 };
-    CellContext { spec, work_dir: dir.to_path_buf(), cpus: 2, env: Default::default() }
+    // Defaults first, then what keeps the tests short, then the test's own.
+    let mut o: Vec<(&str, Value)> = Vec::new();
+    o.push(("table_size", Value::Int(2000)));
+    o.extend_from_slice(opts);
+    cell_ctx(&Sysbench, dir, 2, &o)
 }
 
 const SAMPLE: &str = "Threads started!\n\n[ 2s ] Checkpoint report:\nSQL statistics:\n    queries performed:\n        read:  1\n        write: 1\n        other: 1\n        total: 3\n    transactions:  1 (0.50 per sec.)\n    queries: 3 (1.50 per sec.)\nGeneral statistics:\n    total time:                          2.0001s\n\

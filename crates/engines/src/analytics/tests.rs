@@ -2,22 +2,13 @@
 //! PostgreSQL (`pg=auto`) for every query on the same generated data.
 
 use super::*;
+use crate::testutil::cell_ctx;
 use crate::{RealClock, Totals};
-use racehorse_core::{CellSpec, Params, Value};
+use racehorse_core::Value;
 use std::sync::Arc;
 
 fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        if let Some(v) = o.default_value() {
-            params.insert(o.name.into(), v);
-        }
-    }
-    for (k, v) in opts {
-        params.insert((*k).into(), v.clone());
-    }
-    let spec = CellSpec { workload: "analytics".into(), params, variant: "default".into(), rep: 1 };
-    CellContext { spec, work_dir: dir.to_path_buf(), cpus: 2, env: Default::default() }
+    cell_ctx(&Analytics, dir, 2, opts)
 }
 
 fn run(c: &CellContext) -> Totals {

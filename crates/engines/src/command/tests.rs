@@ -2,6 +2,7 @@
 //! substitution, and the failures (exit code, no match, timeout, interrupt).
 
 use super::*;
+use crate::testutil::NoHooks;
 use crate::{RealClock, Totals};
 use racehorse_core::{CellSpec, Params};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,9 +39,6 @@ fn run_with(c: &CellContext, abort: Arc<AtomicBool>) -> (Result<(), EngineError>
 fn run(c: &CellContext) -> (Result<(), EngineError>, Totals, Option<f64>) {
     run_with(c, Arc::new(AtomicBool::new(false)))
 }
-
-struct NoHooks;
-impl crate::WindowHooks for NoHooks {}
 
 #[test]
 fn a_rate_becomes_throughput_and_the_program_cpu_is_counted() {

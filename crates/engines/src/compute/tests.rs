@@ -3,23 +3,14 @@
 //! impossible settings refused.
 
 use super::*;
+use crate::testutil::cell_ctx;
 use crate::{Control, RealClock, Recorder, Totals};
-use racehorse_core::{CellSpec, Params, Value};
+use racehorse_core::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
 fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        if let Some(v) = o.default_value() {
-            params.insert(o.name.into(), v);
-        }
-    }
-    for (k, v) in opts {
-        params.insert((*k).into(), v.clone());
-    }
-    let spec = CellSpec { workload: "compute".into(), params, variant: "default".into(), rep: 1 };
-    CellContext { spec, work_dir: dir.to_path_buf(), cpus: 1, env: Default::default() }
+    cell_ctx(&Compute, dir, 1, opts)
 }
 
 fn run(c: &CellContext) -> Result<Totals, EngineError> {

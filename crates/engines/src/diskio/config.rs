@@ -5,7 +5,7 @@
 
 use super::pattern::{IoDir, Pattern};
 use crate::support::disk_layout::{FileState, Layout};
-use crate::support::disk_options::DiskPhase;
+use crate::support::disk_options::{is_block_device, DiskPhase};
 use crate::{CellContext, EngineError};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,16 +36,18 @@ pub struct DiskConfig {
     pub layout: FileState,
 }
 
-/// The `layout` option resolved for `phase` (written when a table has no such option).
-fn layout_of(ctx: &CellContext, phase: DiskPhase) -> Result<FileState, EngineError> {
+/// The `layout` option resolved for `phase` on `target` (written when a table has no such
+/// option).
+fn layout_of(
+    ctx: &CellContext,
+    phase: DiskPhase,
+    target: &std::path::Path,
+) -> Result<FileState, EngineError> {
     let word = match ctx.spec.params.get("layout") {
         Some(_) => ctx.get_str("layout")?,
         None => "auto",
     };
-    let layout = Layout::parse(word).ok_or_else(|| {
-        EngineError::Usage(format!("option 'layout': '{word}' is not one of {}", Layout::NAMES.join(", ")))
-    })?;
-    layout.resolve(phase).map_err(EngineError::Usage)
+    Layout::from_option(word, phase, is_block_device(target)).map_err(EngineError::Usage)
 }
 
 impl DiskConfig {
@@ -60,7 +62,9 @@ impl DiskConfig {
             Some(t) if !t.is_empty() => PathBuf::from(t),
             _ => ctx.work_dir.clone(),
         };
+        let layout = layout_of(ctx, phase, &target)?;
         let cfg = DiskConfig {
+            layout,
             phase,
             procs: ctx.get_u64("procs")? as usize,
             bs_bytes: ctx.get_u64("bs")?,
@@ -84,7 +88,6 @@ impl DiskConfig {
                 Some(_) => ctx.get_bool("destructive")?,
                 None => false,
             },
-            layout: layout_of(ctx, phase)?,
         };
         cfg.validate()?;
         Ok(cfg)

@@ -74,12 +74,6 @@ impl TestFiles {
     /// evicted for cold reads and direct I/O, read once for reread.
     pub fn prepare(&self, cfg: &DiskConfig) -> Result<(), EngineError> {
         let device = self.dir.is_none();
-        if device && cfg.layout != FileState::Written && cfg.phase != DiskPhase::Write {
-            return Err(EngineError::Usage(format!(
-                "layout = \"{}\" is for files; a block device is used as it is (leave layout = \"auto\")",
-                cfg.layout.word()
-            )));
-        }
         for p in &self.paths {
             if !device {
                 lay_out(p, cfg.layout, cfg.size_bytes)?;
@@ -173,7 +167,7 @@ fn check_target(dir: &Path) -> Result<(), EngineError> {
 }
 
 /// Gives the file at `path` the state `layout` (a new file each time).
-pub fn lay_out(path: &Path, layout: FileState, size_bytes: u64) -> Result<(), EngineError> {
+fn lay_out(path: &Path, layout: FileState, size_bytes: u64) -> Result<(), EngineError> {
     match layout {
         FileState::Created => match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {

@@ -2,32 +2,22 @@
 //! mode with the stonewall figures, timed mode with io_uring, cleanup, and bad input.
 
 use super::*;
+use crate::testutil::cell_ctx;
+use crate::testutil::NoHooks;
 use crate::{Control, RealClock, Recorder, Totals};
-use racehorse_core::{CellSpec, Params, Value};
+use racehorse_core::Value;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(super) fn ctx(dir: &Path, overrides: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        if let Ok(v) = o.parse_text(o.default) {
-            params.insert(o.name.into(), v);
-        }
-    }
-    params.insert("size".into(), Value::Int(2 << 20));
-    // One pass unless a test asks for repeats: keeps the tests short.
-    params.insert("min_window_ms".into(), Value::Int(0));
-    for (k, v) in overrides {
-        params.insert((*k).into(), v.clone());
-    }
-    CellContext {
-        spec: CellSpec { workload: "diskio".into(), params, variant: "default".into(), rep: 1 },
-        work_dir: dir.to_path_buf(),
-        cpus: 1,
-        env: Default::default(),
-    }
+pub(super) fn ctx(dir: &Path, opts: &[(&str, Value)]) -> CellContext {
+    // Defaults first, then what keeps the tests short, then the test's own.
+    let mut o: Vec<(&str, Value)> = Vec::new();
+    o.push(("size", Value::Int(2 << 20)));
+    o.push(("min_window_ms", Value::Int(0)));
+    o.extend_from_slice(opts);
+    cell_ctx(&DiskIo, dir, 1, &o)
 }
 
 pub(super) fn s(v: &str) -> Value {
@@ -57,9 +47,6 @@ fn run_cell_windowed(
     cell.cleanup().expect("cleanup");
     (res, rec.totals(), ctl.window().map(|w| w.as_duration()).unwrap_or_default())
 }
-
-struct NoHooks;
-impl crate::WindowHooks for NoHooks {}
 
 pub(super) fn tmp() -> tempfile::TempDir {
     tempfile::tempdir_in("/var/tmp").expect("tempdir in /var/tmp")

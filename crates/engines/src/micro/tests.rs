@@ -2,25 +2,20 @@
 //! latencies are plausible, units follow the kind, and impossible settings are refused.
 
 use super::*;
+use crate::testutil::cell_ctx;
 use crate::{Control, RealClock, Recorder, Totals};
-use racehorse_core::{CellSpec, Params, Value};
+use racehorse_core::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
 fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        params.insert(o.name.into(), o.parse_text(o.default).expect("default"));
-    }
-    // Short intervals keep the tests quick; the method is the same.
-    params.insert("tries".into(), Value::Int(3));
-    params.insert("enough_ms".into(), Value::Int(1));
-    params.insert("min_window_ms".into(), Value::Int(0));
-    for (k, v) in opts {
-        params.insert((*k).into(), v.clone());
-    }
-    let spec = CellSpec { workload: "micro".into(), params, variant: "default".into(), rep: 1 };
-    CellContext { spec, work_dir: dir.to_path_buf(), cpus: 1, env: Default::default() }
+    // Defaults first, then what keeps the tests short, then the test's own.
+    let mut o: Vec<(&str, Value)> = Vec::new();
+    o.push(("tries", Value::Int(3)));
+    o.push(("enough_ms", Value::Int(1)));
+    o.push(("min_window_ms", Value::Int(0)));
+    o.extend_from_slice(opts);
+    cell_ctx(&Micro, dir, 1, &o)
 }
 
 /// The cell's totals and its measured window.

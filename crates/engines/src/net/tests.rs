@@ -3,26 +3,15 @@
 //! wrong token and a peer that goes away mid-run.
 
 use super::*;
-use crate::{RealClock, Totals, WindowHooks};
-use racehorse_core::{Params, Value};
+use crate::testutil::cell_ctx;
+use crate::testutil::NoHooks;
+use crate::{RealClock, Totals};
+use racehorse_core::Value;
 use std::sync::Arc;
 use std::time::Instant;
 
-struct NoHooks;
-impl WindowHooks for NoHooks {}
-
 fn ctx(opts: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        if let Some(v) = o.default_value() {
-            params.insert(o.name.into(), v);
-        }
-    }
-    for (k, v) in opts {
-        params.insert((*k).into(), v.clone());
-    }
-    let spec = CellSpec { workload: "net".into(), params, variant: "default".into(), rep: 1 };
-    CellContext { spec, work_dir: std::env::temp_dir(), cpus: 2, env: Default::default() }
+    cell_ctx(&Net, &std::env::temp_dir(), 2, opts)
 }
 
 fn control(runtime_ms: u64) -> Control {

@@ -3,24 +3,18 @@
 //! password, an unreachable DSN, missing binaries, the server killed mid-run.
 
 use super::*;
+use crate::testutil::cell_ctx;
 use crate::{RealClock, Totals};
-use racehorse_core::{CellSpec, Params, Value};
+use racehorse_core::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        if let Some(v) = o.default_value() {
-            params.insert(o.name.into(), v);
-        }
-    }
-    params.insert("table_size".into(), Value::Int(2000));
-    for (k, v) in opts {
-        params.insert((*k).into(), v.clone());
-    }
-    let spec = CellSpec { workload: "oltp".into(), params, variant: "default".into(), rep: 1 };
-    CellContext { spec, work_dir: dir.to_path_buf(), cpus: 2, env: Default::default() }
+    // Defaults first, then what keeps the tests short, then the test's own.
+    let mut o: Vec<(&str, Value)> = Vec::new();
+    o.push(("table_size", Value::Int(2000)));
+    o.extend_from_slice(opts);
+    cell_ctx(&Oltp, dir, 2, &o)
 }
 
 fn control(runtime: Duration) -> Control {

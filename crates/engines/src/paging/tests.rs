@@ -2,21 +2,14 @@
 //! tests run the engine under one as root).
 
 use super::*;
+use crate::testutil::cell_ctx;
 use crate::{RealClock, Totals};
-use racehorse_core::{CellSpec, Params, Value};
+use racehorse_core::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
 fn ctx(dir: &Path, opts: &[(&str, Value)]) -> CellContext {
-    let mut params = Params::new();
-    for o in OPTIONS {
-        params.insert(o.name.into(), o.parse_text(o.default).expect("default"));
-    }
-    for (k, v) in opts {
-        params.insert((*k).into(), v.clone());
-    }
-    let spec = CellSpec { workload: "paging".into(), params, variant: "default".into(), rep: 1 };
-    CellContext { spec, work_dir: dir.to_path_buf(), cpus: 1, env: Default::default() }
+    cell_ctx(&Paging, dir, 1, opts)
 }
 
 fn run(c: &CellContext) -> Totals {

@@ -72,6 +72,19 @@ impl Layout {
     fn word(self) -> &'static str {
         Layout::NAMES[self as usize]
     }
+
+    /// The option's text for a cell of `phase` on a file (or, with `device`, a block device,
+    /// which is used as it is): the state it gives, or the message for the user.
+    pub fn from_option(word: &str, phase: DiskPhase, device: bool) -> Result<FileState, String> {
+        let layout = Layout::parse(word)
+            .ok_or_else(|| format!("option 'layout': '{word}' is not one of {}", Layout::NAMES.join(", ")))?;
+        if device && layout != Layout::Auto {
+            return Err(format!(
+                "layout = \"{word}\" is for files; a block device is used as it is (leave layout = \"auto\")"
+            ));
+        }
+        layout.resolve(phase)
+    }
 }
 
 impl FileState {
@@ -126,6 +139,10 @@ mod tests {
         assert!(Layout::Written.resolve(DiskPhase::Write).unwrap_err().contains("rewrite"));
         assert_eq!(Layout::parse("sparse"), Some(Layout::Sparse));
         assert_eq!(Layout::parse("dense"), None);
+        assert!(Layout::from_option("dense", DiskPhase::Read, false).unwrap_err().contains("not one of"));
+        let dev = Layout::from_option("written", DiskPhase::Read, true).unwrap_err();
+        assert!(dev.contains("block device"), "{dev}");
+        assert_eq!(Layout::from_option("auto", DiskPhase::Read, true), Ok(FileState::Written));
     }
 
     #[test]

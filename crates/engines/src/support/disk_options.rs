@@ -60,7 +60,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         kind: OptKind::Int { min: 1, max: 4096 },
         default: "1",
         help: "io_uring: operations queued per submission (fio iodepth_batch_submit); 1 submits each as it is \
-               queued, which a virtual disk serves fastest (larger batches save CPU per I/O)",
+               queued, which a virtual disk serves fastest (larger batches, at most iodepth, save CPU per I/O)",
     },
     OptionSpec {
         name: "rwmixread",

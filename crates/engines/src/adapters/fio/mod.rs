@@ -135,17 +135,9 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
     })
 }
 
-/// The `layout` option for this phase (the same rules as diskio's; a device is used as it is).
+/// The `layout` option for this phase (the same rules as diskio's).
 fn layout_of(ctx: &CellContext, phase: DiskPhase, device: bool) -> Result<FileState, EngineError> {
-    let word = ctx.get_str("layout")?;
-    let layout = Layout::parse(word)
-        .ok_or_else(|| EngineError::Usage(format!("layout '{word}' is not one of {:?}", Layout::NAMES)))?;
-    if device && layout != Layout::Auto {
-        return Err(EngineError::Usage(format!(
-            "layout = \"{word}\" is for files; a block device is used as it is (leave layout = \"auto\")"
-        )));
-    }
-    layout.resolve(phase).map_err(EngineError::Usage)
+    Layout::from_option(ctx.get_str("layout")?, phase, device).map_err(EngineError::Usage)
 }
 
 struct FioCell {
