@@ -10,7 +10,7 @@ use std::path::PathBuf;
     about = "A Linux performance-evaluation lab: run workloads, measure throughput and CPU per unit of work, store and compare",
     long_about = "racehorse runs workloads on this machine, scales them over CPUs and processes, and measures \
                   throughput and processor consumption per unit of work (total, kernel, user). Every result is \
-                  stored in SQLite.\n\nStart with `racehorse run quick` (about 2-3 minutes), then `racehorse show LABEL`."
+                  stored in SQLite.\n\nStart with `racehorse run quick` (a tour of every area, about 3 minutes), then `racehorse show LABEL`."
 )]
 pub struct Cli {
     /// SQLite database (default: $XDG_DATA_HOME/racehorse/racehorse.db)

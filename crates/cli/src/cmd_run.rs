@@ -13,7 +13,7 @@ use racehorse_machine::{cpuctl, StopSignals, SysRoot};
 use racehorse_runner::adaptive::{Adaptive, MIN_REPS};
 use racehorse_runner::duration::{human, parse_duration};
 use racehorse_runner::lifecycle::{self, RunRequest};
-use racehorse_runner::presets::{preset, preset_text, PRESETS};
+use racehorse_runner::presets::{left_out, preset, preset_text, PRESETS};
 use racehorse_runner::suite::{engine_names, WorkloadEntry};
 use racehorse_runner::{JsonLinesSink, Order, Plan, ProgressSink, Sink, Suite};
 use racehorse_store::Store;
@@ -102,6 +102,9 @@ pub fn build_suite(a: &RunArgs, all_cpus: u32) -> Result<(Suite, String), Failur
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("suite").to_string();
         (s, stem)
     } else if let Some(p) = preset(&a.what, all_cpus) {
+        for note in left_out(&a.what, all_cpus) {
+            eprintln!("note: preset {}: {note}", a.what);
+        }
         (p.map_err(Failure::usage)?, a.what.clone())
     } else if find(&a.what).is_some() {
         let w = WorkloadEntry::new(&a.what, BTreeMap::new()).map_err(Failure::usage)?;
@@ -349,6 +352,7 @@ fn execute_plan(a: &RunArgs, store: &Store, req: &RunRequest, signals: &StopSign
     }
     let (run_id, outcome) = (report.run_id, &report.outcome);
     cmd_show::print_run(store, &run_id.to_string(), false)?;
+    cmd_show::print_areas(store, &run_id.to_string())?;
     eprintln!(
         "run {run_id} ({}): {} — {} ok, {} failed",
         req.label,

@@ -8,7 +8,7 @@ use anyhow::Context;
 use racehorse_machine::{env, SysRoot};
 use racehorse_report::doc::Table;
 use racehorse_report::units::date;
-use racehorse_report::{run_report, show_text, CompareOptions, Side};
+use racehorse_report::{run_report, show_text, CompareOptions, RunReport, Side};
 use racehorse_store::{export_csv, export_json, Store};
 
 pub fn list(cli: &Cli) -> CmdResult {
@@ -41,11 +41,23 @@ pub fn list(cli: &Cli) -> CmdResult {
 
 /// Prints one run as `racehorse show` does: the report's model of the run as terminal text.
 pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
+    print!("{}", show_text(&run_model(store, key)?, reps));
+    Ok(())
+}
+
+/// The model of run `key` that show and the per-area table render.
+fn run_model(store: &Store, key: &str) -> Result<RunReport, Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
     let side = Side { run, variant: None, cells };
-    let report = run_report(&side, CompareOptions::default().noisy_cv, &area_of);
-    print!("{}", show_text(&report, reps));
+    Ok(run_report(&side, CompareOptions::default().noisy_cv, &area_of))
+}
+
+/// The per-area table of a run that covers several areas (the end of `run quick`).
+pub fn print_areas(store: &Store, key: &str) -> Result<(), Failure> {
+    if let Some(text) = racehorse_report::runareas::areas_text(&run_model(store, key)?) {
+        print!("{text}");
+    }
     Ok(())
 }
 

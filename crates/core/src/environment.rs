@@ -45,6 +45,15 @@ pub struct CgroupInfo {
     pub cpu_max: Option<String>,
 }
 
+/// One NUMA node: its CPUs and memory.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct NumaNode {
+    pub id: u32,
+    /// Kernel CPU list, e.g. "0-7".
+    pub cpu_list: String,
+    pub memory_bytes: Option<u64>,
+}
+
 /// What the machine looked like for a run. Missing information is "unknown" or None.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct Environment {
@@ -76,6 +85,26 @@ pub struct Environment {
     pub racehorse_version: String,
     /// How CPU count was controlled ("hotplug", "affinity", "none"); filled in by the caller.
     pub cpu_control: String,
+    // The platform items below came with schema-less additions: runs stored before them read
+    // as empty (serde default), and a diff against such a run shows them as "-" or absent.
+    /// /proc/cmdline.
+    #[serde(default)]
+    pub kernel_cmdline: Option<String>,
+    /// The CPU vulnerabilities and their mitigations (sys/devices/system/cpu/vulnerabilities).
+    #[serde(default)]
+    pub mitigations: BTreeMap<String, String>,
+    /// cpu0's microcode revision (/proc/cpuinfo).
+    #[serde(default)]
+    pub microcode: Option<String>,
+    /// NUMA nodes in id order.
+    #[serde(default)]
+    pub numa: Vec<NumaNode>,
+    /// cpu0's cpufreq driver (scaling_driver).
+    #[serde(default)]
+    pub freq_driver: Option<String>,
+    /// Compilers and runtimes on PATH and their first version line (cc, gcc, clang, rustc, java, javac).
+    #[serde(default)]
+    pub compilers: BTreeMap<String, String>,
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -90,12 +119,18 @@ impl Environment {
         put("host.name", self.hostname.clone());
         put("kernel.release", self.kernel_release.clone());
         put("kernel.version", self.kernel_version.clone());
+        put("kernel.cmdline", opt(&self.kernel_cmdline));
         put("distro", self.distro.clone());
         put("cpu.model", self.cpu_model.clone());
         put("cpu.online", self.cpus_online.to_string());
         put("cpu.possible", self.cpus_possible.to_string());
         put("cpu.online_list", self.cpu_list_online.clone());
         put("cpu.governor", opt(&self.governor));
+        put("cpu.freq_driver", opt(&self.freq_driver));
+        put("cpu.microcode", opt(&self.microcode));
+        for (name, state) in &self.mitigations {
+            put(&format!("cpu.vulnerability.{name}"), state.clone());
+        }
         put("cpu.control", self.cpu_control.clone());
         for (i, c) in self.caches.iter().enumerate() {
             put(&format!("cache[{i}].level"), c.level.to_string());
@@ -104,6 +139,11 @@ impl Environment {
             put(&format!("cache[{i}].shared_cpu_list"), c.shared_cpu_list.clone());
         }
         put("memory.total_bytes", self.memory_total_bytes.to_string());
+        put("numa.nodes", self.numa.len().to_string());
+        for n in &self.numa {
+            put(&format!("numa.node{}.cpus", n.id), n.cpu_list.clone());
+            put(&format!("numa.node{}.memory_bytes", n.id), opt(&n.memory_bytes));
+        }
         put("virtualization", self.virtualization.clone());
         for (i, t) in self.targets.iter().enumerate() {
             put(&format!("target[{i}].path"), t.path.clone());
@@ -127,6 +167,9 @@ impl Environment {
         put("cgroup.path", opt(&cg.map(|c| c.path.clone())));
         put("cgroup.memory_max_bytes", opt(&cg.and_then(|c| c.memory_max_bytes)));
         put("cgroup.cpu_max", opt(&cg.and_then(|c| c.cpu_max.clone())));
+        for (name, version) in &self.compilers {
+            put(&format!("compiler.{name}"), version.clone());
+        }
         put("racehorse.version", self.racehorse_version.clone());
         out
     }
@@ -173,5 +216,33 @@ mod tests {
         assert!(d.contains(&("vm.swappiness".into(), "-".into(), "10".into())));
         assert!(d.contains(&("target[1].path".into(), "(absent)".into(), "/b".into())));
         assert_eq!(b.diff(&a).len(), d.len());
+    }
+
+    #[test]
+    fn platform_items_are_flattened_and_diffed() {
+        let mut a = Environment { kernel_cmdline: Some("ro quiet".into()), ..Default::default() };
+        a.mitigations.insert("spectre_v2".into(), "Mitigation: Retpolines".into());
+        a.numa = vec![NumaNode { id: 0, cpu_list: "0-3".into(), memory_bytes: Some(1 << 30) }];
+        a.compilers.insert("gcc".into(), "gcc (Debian 12.2.0-14) 12.2.0".into());
+        let mut b = a.clone();
+        b.kernel_cmdline = Some("ro quiet mitigations=off".into());
+        b.mitigations.insert("spectre_v2".into(), "Vulnerable".into());
+        b.compilers.insert("gcc".into(), "gcc (Debian 13.2.0-25) 13.2.0".into());
+        b.microcode = Some("0xf0".into());
+        let d = a.diff(&b);
+        let keys: Vec<&str> = d.iter().map(|(k, _, _)| k.as_str()).collect();
+        assert_eq!(keys, ["kernel.cmdline", "cpu.microcode", "cpu.vulnerability.spectre_v2", "compiler.gcc"]);
+        assert!(a.flatten().contains(&("numa.node0.cpus".into(), "0-3".into())));
+    }
+
+    #[test]
+    fn an_environment_stored_before_the_platform_items_still_reads() {
+        let e = Environment { kernel_release: "6.1".into(), ..Default::default() };
+        let mut json: serde_json::Value = serde_json::to_value(&e).unwrap();
+        for k in ["kernel_cmdline", "mitigations", "microcode", "numa", "freq_driver", "compilers"] {
+            json.as_object_mut().unwrap().remove(k);
+        }
+        let back: Environment = serde_json::from_value(json).unwrap();
+        assert_eq!(back, e);
     }
 }

@@ -1,15 +1,16 @@
 //! Environment capture: reads kernel, distro, CPUs, caches, memory, virtualization, target
-//! filesystems, VM tunables, THP, governor and cgroup limits into the plain
+//! filesystems, VM tunables, THP, governor, cgroup limits and the platform items (command
+//! line, mitigations, microcode, NUMA, frequency driver, compilers) into the plain
 //! [`Environment`] type of racehorse-core.
 
 use crate::cpuctl::parse_cpu_list;
-use crate::envprobe;
 use crate::meminfo::read_meminfo;
 use crate::mounts::read_mounts;
 use crate::root::{bracketed, read_num, read_trim, SysRoot};
+use crate::{envplatform, envprobe};
 use std::path::PathBuf;
 
-pub use racehorse_core::environment::{CacheInfo, CgroupInfo, Environment, TargetInfo};
+pub use racehorse_core::environment::{CacheInfo, CgroupInfo, Environment, NumaNode, TargetInfo};
 
 fn or_unknown(v: Option<String>) -> String {
     v.filter(|s| !s.is_empty()).unwrap_or_else(|| "unknown".to_string())
@@ -58,6 +59,17 @@ pub fn capture(root: &SysRoot, targets: &[PathBuf]) -> Environment {
         cgroup: envprobe::cgroup(root, &mounts),
         racehorse_version: String::new(),
         cpu_control: String::new(),
+        kernel_cmdline: envplatform::cmdline(root),
+        mitigations: envplatform::mitigations(root),
+        microcode: cpuinfo.as_deref().and_then(envplatform::microcode),
+        numa: envplatform::numa(root),
+        freq_driver: envplatform::freq_driver(root),
+        // Programs are looked up on the real PATH only: a fixture root has none of its own.
+        compilers: if root.is_host() {
+            envplatform::compilers(&std::env::var("PATH").unwrap_or_default())
+        } else {
+            Default::default()
+        },
     }
 }
 

@@ -14,6 +14,7 @@ pub mod model;
 pub mod overall;
 pub mod profile;
 pub mod quality;
+pub mod runareas;
 pub mod runlayout;
 pub mod runreport;
 pub mod runview;

@@ -5,7 +5,9 @@
 //! The files are static. Where a preset depends on the machine, its file holds the value for
 //! a reference machine ([`REFERENCE_CPUS`] CPUs; L1, L2 and L3 caches) and says so in its
 //! header, and `fit` replaces that value after parsing, one adjustment per preset:
-//! - `quick`, `reaim`: `cpus` = 1 and N (N = online CPUs); `reaim`'s `max_users` = 64 per CPU;
+//! - `quick`: `cpus` = N (N = online CPUs); without root the cells that change the machine
+//!   (paging's memory cgroup) are left out, with a note;
+//! - `quick-fileserver`, `reaim`: `cpus` = 1 and N; `reaim`'s `max_users` = 64 per CPU;
 //! - `standard`: `cpus` = 1..N;
 //! - `hotplug`: seed 003's client counts and plugd settings scaled by N/16 (see hotplug.toml);
 //! - `lmbench`: `level` = the cache levels sysfs lists, then main memory.
@@ -17,7 +19,12 @@ use racehorse_core::Value;
 
 /// Names and one-line descriptions of the presets.
 pub const PRESETS: &[(&str, &str)] = &[
-    ("quick", "fileserver at 1 and 4 clients on 1 and all CPUs, 10 s windows, 2 reps (~2-3 min)"),
+    (
+        "quick",
+        "a tour of every built-in area, one short cell each (file server, kernel micro-benchmarks, disk, \
+         network, compute, mix, OLTP on SQLite, paging as root), ending in the per-area table; 1 rep (~3 min)",
+    ),
+    ("quick-fileserver", "fileserver at 1 and 4 clients on 1 and all CPUs, 10 s windows, 2 reps (~2-3 min)"),
     ("standard", "fileserver at 1, 4, 8 and 16 clients on 1..all CPUs, 30 s windows, 3 reps"),
     (
         "disk-configs",
@@ -68,6 +75,7 @@ pub const REFERENCE_CPUS: u32 = 16;
 /// Each preset's file, in the order of [`PRESETS`].
 const FILES: &[(&str, &str)] = &[
     ("quick", include_str!("../presets/quick.toml")),
+    ("quick-fileserver", include_str!("../presets/quick-fileserver.toml")),
     ("standard", include_str!("../presets/standard.toml")),
     ("disk-configs", include_str!("../presets/disk-configs.toml")),
     ("disk-regression", include_str!("../presets/disk-regression.toml")),
@@ -108,12 +116,28 @@ pub fn preset(name: &str, all_cpus: u32) -> Option<Result<Suite, SuiteError>> {
     Some(load(name, text, all_cpus).map(|(suite, _)| suite))
 }
 
+/// What fitting preset `name` to this machine left out and why (`[[workload]] 8 (paging)
+/// left out: needs root`), for the user to be told before the run.
+pub fn left_out(name: &str, all_cpus: u32) -> Vec<String> {
+    let Some(text) = preset_file(name) else { return Vec::new() };
+    let notes = load(name, text, all_cpus).map(|(_, notes)| notes).unwrap_or_default();
+    notes.into_iter().filter(|n| n.contains(" left out: ")).collect()
+}
+
 /// Parses preset `name`'s file `text` and fits it to the machine; returns the suite and one
 /// line (TOML-like) for each value replaced.
 fn load(name: &str, text: &str, all_cpus: u32) -> Result<(Suite, Vec<String>), SuiteError> {
+    load_as(name, text, all_cpus, is_root())
+}
+
+/// [`load`] for a process that is root or not.
+fn load_as(name: &str, text: &str, all_cpus: u32, root: bool) -> Result<(Suite, Vec<String>), SuiteError> {
     let suite = Suite::parse(&format!("<preset {name}>"), text)?;
     let mut f = Fit::new(suite, text);
     fit(name, &mut f, all_cpus.max(1))?;
+    if name == "quick" && !root {
+        f.drop_machine_changers("needs root");
+    }
     Ok((f.suite, f.notes))
 }
 
@@ -121,7 +145,8 @@ fn load(name: &str, text: &str, all_cpus: u32) -> Result<(Suite, Vec<String>), S
 /// header), for a machine with `all` (≥ 1) CPUs.
 fn fit(name: &str, f: &mut Fit, all: u32) -> Result<(), SuiteError> {
     match name {
-        "quick" => f.set_cpus(one_and_all(all)),
+        "quick" => f.set_cpus(vec![all]),
+        "quick-fileserver" => f.set_cpus(one_and_all(all)),
         "standard" => f.set_cpus((1..=all).collect()),
         "reaim" => {
             f.set_cpus(one_and_all(all));
@@ -183,6 +208,12 @@ fn micro_levels() -> Vec<String> {
     v
 }
 
+/// Whether this process runs as root (effective user id 0).
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// 1 and `all`, once each.
 fn one_and_all(all: u32) -> Vec<u32> {
     let mut v = vec![1, all];
@@ -212,6 +243,31 @@ impl Fit {
     fn set_cpus(&mut self, cpus: Vec<u32>) {
         self.notes.push(format!("cpus = {cpus:?}"));
         self.suite.cpus = cpus;
+    }
+
+    /// Leaves out the workloads whose engine changes the machine (a cgroup, a sysctl), with
+    /// a note saying `why`. Later workloads keep their place in error messages: their origins
+    /// move down with them.
+    fn drop_machine_changers(&mut self, why: &str) {
+        let changes =
+            |engine: &str| racehorse_engines::find(engine).is_some_and(|e| e.info().caps.changes_machine);
+        let mut kept = 0;
+        let workloads = std::mem::take(&mut self.suite.workloads);
+        for (i, w) in workloads.into_iter().enumerate() {
+            if changes(&w.engine) {
+                self.notes.push(format!("[[workload]] {} ({}) left out: {why}", i + 1, w.engine));
+                continue;
+            }
+            if kept != i {
+                if let Some(o) = self.suite.origins.remove(&format!("workload.{i}")) {
+                    self.suite.origins.insert(format!("workload.{kept}"), o);
+                }
+                self.written.swap(kept, i);
+            }
+            self.suite.workloads.push(w);
+            kept += 1;
+        }
+        self.written.truncate(kept);
     }
 
     /// Replaces option `name` of every workload whose table in the file sets it with

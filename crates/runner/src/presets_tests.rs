@@ -105,14 +105,15 @@ fn every_preset_file_parses_and_is_listed() {
 fn on_the_reference_machine_the_files_are_the_presets() {
     for (name, text) in FILES.iter().filter(|(name, _)| *name != "lmbench") {
         let as_written = Suite::parse(&format!("<preset {name}>"), text).unwrap();
-        assert_eq!(preset(name, REFERENCE_CPUS).unwrap().unwrap(), as_written, "{name}");
+        let (fitted, _) = load_as(name, text, REFERENCE_CPUS, true).unwrap();
+        assert_eq!(fitted, as_written, "{name}");
     }
 }
 
 #[test]
 fn preset_text_shows_what_is_fitted() {
-    let t = preset_text("quick", 2).unwrap();
-    assert!(t.starts_with(preset_file("quick").unwrap()));
+    let t = preset_text("quick-fileserver", 2).unwrap();
+    assert!(t.starts_with(preset_file("quick-fileserver").unwrap()));
     assert!(t.ends_with("# Fitted to this machine (2 CPUs) when loaded:\n#   cpus = [1, 2]\n"), "{t}");
     let t = preset_text("reaim", 4).unwrap();
     assert!(t.contains("#   [[workload]] 1 (mix): max_users = 256\n"), "{t}");
@@ -147,4 +148,47 @@ fn lmbench_lists_every_micro_benchmark() {
         let want = if (2..=4).contains(&i) { levels.clone() } else { vec![Value::Str("l1".into())] };
         assert_eq!(w.axes["level"], want, "workload {i}: this machine's levels where the file sets them");
     }
+}
+
+#[test]
+fn quick_is_a_tour_of_every_built_in_area_on_all_cpus() {
+    let (s, notes) = load_as("quick", preset_file("quick").unwrap(), 2, true).unwrap();
+    assert_eq!(s.cpus, [2]);
+    assert_eq!(notes, ["cpus = [2]"]);
+    let mut areas: Vec<&str> =
+        s.workloads.iter().map(|w| racehorse_engines::find(&w.engine).unwrap().info().area).collect();
+    let engines: Vec<&str> = s.workloads.iter().map(|w| w.engine.as_str()).collect();
+    assert_eq!(engines, ["fileserver", "micro", "diskio", "net", "compute", "mix", "oltp", "paging"]);
+    areas.dedup();
+    assert_eq!(areas.len(), engines.len(), "one workload per area: {areas:?}");
+    for w in &s.workloads {
+        let e = racehorse_engines::find(&w.engine).unwrap();
+        assert!(e.info().caps.external_tool.is_none(), "{} is built in", w.engine);
+        assert!(!w.axes.contains_key("pg"), "OLTP runs on embedded SQLite");
+    }
+    assert_eq!(s.reps, 1);
+}
+
+#[test]
+fn without_root_the_tour_leaves_out_what_changes_the_machine_and_says_so() {
+    let text = preset_file("quick").unwrap();
+    let (s, notes) = load_as("quick", text, 2, false).unwrap();
+    assert!(s.workloads.iter().all(|w| w.engine != "paging"));
+    assert_eq!(s.workloads.len(), 7);
+    assert!(notes.contains(&"[[workload]] 8 (paging) left out: needs root".to_string()), "{notes:?}");
+    if !is_root() {
+        assert_eq!(left_out("quick", 2), ["[[workload]] 8 (paging) left out: needs root"]);
+    } else {
+        assert!(left_out("quick", 2).is_empty());
+    }
+    let (as_root, _) = load_as("quick", text, 2, true).unwrap();
+    assert_eq!(as_root.workloads[..7], s.workloads[..], "the others are unchanged");
+}
+
+#[test]
+fn quick_fileserver_is_the_former_quick() {
+    let s = preset("quick-fileserver", 2).unwrap().unwrap();
+    assert_eq!(s.cpus, [1, 2]);
+    assert_eq!(s.workloads.len(), 1);
+    assert_eq!(s.workloads[0].engine, "fileserver");
 }

@@ -1,0 +1,194 @@
+//! Probes for the platform part of the environment, the items a performance engineer checks
+//! first when two machines disagree (PTS's system table): the kernel command line, the CPU
+//! vulnerability mitigations in force, the microcode revision, the NUMA layout, the CPU
+//! frequency driver, and the versions of the compilers and runtimes on PATH.
+
+use crate::root::{read_trim, SysRoot};
+use racehorse_core::environment::NumaNode;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Programs whose version is recorded when found on PATH: the C compilers the compute engine
+/// may build with, the Rust toolchain, and the Java runtime (javac is left out: it takes
+/// over a second to start, and java names the same JDK).
+pub const COMPILERS: &[(&str, &str)] = &[
+    ("cc", "--version"),
+    ("gcc", "--version"),
+    ("clang", "--version"),
+    ("rustc", "--version"),
+    ("java", "-version"),
+];
+
+/// How long one `--version` may take before it is given up (a wedged wrapper must not hold
+/// the run).
+const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The kernel command line.
+pub(crate) fn cmdline(root: &SysRoot) -> Option<String> {
+    read_trim(&root.proc("cmdline")).filter(|s| !s.is_empty())
+}
+
+/// Each file of sys/devices/system/cpu/vulnerabilities with its text ("Mitigation: PTI",
+/// "Not affected", "Vulnerable" …), by name.
+pub(crate) fn mitigations(root: &SysRoot) -> BTreeMap<String, String> {
+    let dir = root.sys("devices/system/cpu/vulnerabilities");
+    let Ok(rd) = std::fs::read_dir(&dir) else { return BTreeMap::new() };
+    rd.filter_map(Result::ok)
+        .filter_map(|e| Some((e.file_name().to_string_lossy().into_owned(), read_trim(&e.path())?)))
+        .collect()
+}
+
+/// The first CPU's microcode revision from cpuinfo text.
+pub(crate) fn microcode(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == "microcode" && !v.trim().is_empty()).then(|| v.trim().to_string())
+    })
+}
+
+/// NUMA nodes in id order: each one's CPU list and memory (sys/devices/system/node/nodeN).
+pub(crate) fn numa(root: &SysRoot) -> Vec<NumaNode> {
+    let dir = root.sys("devices/system/node");
+    let Ok(rd) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let mut nodes: Vec<NumaNode> = rd
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let id: u32 = name.strip_prefix("node")?.parse().ok()?;
+            let meminfo = std::fs::read_to_string(e.path().join("meminfo")).unwrap_or_default();
+            Some(NumaNode {
+                id,
+                cpu_list: read_trim(&e.path().join("cpulist")).unwrap_or_default(),
+                memory_bytes: node_mem_total_kb(&meminfo).map(|kb| kb.saturating_mul(1024)),
+            })
+        })
+        .collect();
+    nodes.sort_by_key(|n| n.id);
+    nodes
+}
+
+/// "Node 0 MemTotal:  19490592 kB" → 19490592.
+fn node_mem_total_kb(text: &str) -> Option<u64> {
+    let (_, rest) = text.lines().find_map(|l| l.split_once("MemTotal:"))?;
+    rest.split_ascii_whitespace().next()?.parse().ok()
+}
+
+/// The cpufreq driver of cpu0 (acpi-cpufreq, intel_pstate, cppc_cpufreq …).
+pub(crate) fn freq_driver(root: &SysRoot) -> Option<String> {
+    read_trim(&root.sys("devices/system/cpu/cpu0/cpufreq/scaling_driver")).filter(|s| !s.is_empty())
+}
+
+/// The first version line of every program of [`COMPILERS`] found in `path` (a PATH value),
+/// all asked at once so that the slowest alone sets the time.
+pub fn compilers(path: &str) -> BTreeMap<String, String> {
+    std::thread::scope(|s| {
+        let asks: Vec<_> = COMPILERS
+            .iter()
+            .filter_map(|(name, flag)| Some((*name, find_in(path, name)?, *flag)))
+            .map(|(name, exe, flag)| (name, s.spawn(move || version_line(&exe, flag))))
+            .collect();
+        asks.into_iter().filter_map(|(name, ask)| Some((name.to_string(), ask.join().ok()??))).collect()
+    })
+}
+
+/// `name` in the directories of `path`, if it is an executable file there.
+fn find_in(path: &str, name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path)
+        .map(|d| d.join(name))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+/// The first non-empty line `exe flag` prints (stdout, else stderr, where java writes it),
+/// or None when it fails or takes longer than [`VERSION_TIMEOUT`].
+fn version_line(exe: &Path, flag: &str) -> Option<String> {
+    let mut child = Command::new(exe)
+        .arg(flag)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < VERSION_TIMEOUT => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    if !status.success() {
+        return None;
+    }
+    let mut text = String::new();
+    child.stdout.take()?.read_to_string(&mut text).ok()?;
+    if text.trim().is_empty() {
+        child.stderr.take()?.read_to_string(&mut text).ok()?;
+    }
+    text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::fixture_dir;
+
+    #[test]
+    fn the_fixture_machine_has_its_cmdline_mitigations_microcode_numa_and_driver() {
+        let root = SysRoot::at(fixture_dir("baremetal4"));
+        assert_eq!(
+            cmdline(&root).as_deref(),
+            Some("BOOT_IMAGE=/vmlinuz-6.1.0 root=/dev/sda1 ro mitigations=auto")
+        );
+        let m = mitigations(&root);
+        assert_eq!(m.get("meltdown").map(String::as_str), Some("Not affected"));
+        assert_eq!(m.get("spectre_v2").map(String::as_str), Some("Mitigation: Retpolines; STIBP: disabled"));
+        let cpuinfo = std::fs::read_to_string(root.proc("cpuinfo")).unwrap();
+        assert_eq!(microcode(&cpuinfo).as_deref(), Some("0xf0"));
+        let nodes = numa(&root);
+        assert_eq!(nodes.len(), 2);
+        assert_eq!(
+            (nodes[0].id, nodes[0].cpu_list.as_str(), nodes[0].memory_bytes),
+            (0, "0-1", Some(8_000_000 * 1024))
+        );
+        assert_eq!((nodes[1].id, nodes[1].cpu_list.as_str()), (1, "2-3"));
+        assert_eq!(freq_driver(&root).as_deref(), Some("intel_pstate"));
+    }
+
+    #[test]
+    fn a_machine_without_the_files_has_none_of_them() {
+        let root = SysRoot::at(fixture_dir("vm2"));
+        assert_eq!(freq_driver(&root), None);
+        assert!(numa(&root).is_empty());
+        assert!(mitigations(&root).is_empty());
+        assert_eq!(microcode("processor : 0\nflags : fpu\n"), None);
+    }
+
+    #[test]
+    fn compilers_are_found_on_path_with_their_first_version_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = |name: &str, script: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            let p = dir.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        fake("cc", "echo 'cc (Debian 12.2.0-14) 12.2.0'; echo 'Copyright'");
+        fake("java", "echo 'openjdk version \"17.0.9\"' >&2");
+        fake("rustc", "sleep 30");
+        fake("clang", "exit 1");
+        let found = compilers(&dir.path().to_string_lossy());
+        assert_eq!(found.get("cc").map(String::as_str), Some("cc (Debian 12.2.0-14) 12.2.0"));
+        assert_eq!(found.get("java").map(String::as_str), Some("openjdk version \"17.0.9\""));
+        assert!(!found.contains_key("clang"), "a failing program records nothing");
+        assert!(!found.contains_key("gcc"), "not on this PATH");
+        assert!(!found.contains_key("rustc"), "a program that hangs is given up");
+    }
+}
