@@ -28,13 +28,13 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("standard", "fileserver at 1, 4, 8 and 16 clients on 1..all CPUs, 30 s windows, 3 reps"),
     (
         "disk-configs",
-        "seed 004: diskio write/read/randread/randwrite, 8k and 64k records, 1/8/32 processes, direct \
-         and page cache, 2 GiB per cell under a 512 MiB memory limit (root), 3 reps",
+        "seed 004: diskio sequential write/rewrite/read and random write/read, 8k and 64k records, 1/8/32 \
+         processes, direct and page cache, 2 GiB per cell under a 512 MiB memory limit (root), 3 reps",
     ),
     (
         "disk-regression",
-        "seed 001: the six IOzone phases, 64k records, 512 MiB file, page cache, 3 reps; add targets with \
-         --opt target=/a,/b",
+        "seed 001: IOzone write, rewrite, read, reread and overall, 64k records, a 512 MiB file four times \
+         the 128 MiB memory limit (root, the seed's ballast rule), 3 reps; add targets with --opt target=/a,/b",
     ),
     (
         "hotplug",

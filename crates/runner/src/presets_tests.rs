@@ -192,3 +192,19 @@ fn quick_fileserver_is_the_former_quick() {
     assert_eq!(s.workloads.len(), 1);
     assert_eq!(s.workloads[0].engine, "fileserver");
 }
+
+#[test]
+fn the_disk_presets_follow_their_seeds_methods() {
+    let reg = preset("disk-regression", 2).unwrap().unwrap();
+    let limit = reg.mem_limit_bytes.expect("seed 001's ballast rule needs a memory limit");
+    let size = reg.workloads[0].axes["size"][0].as_u64().unwrap();
+    assert_eq!(size, 4 * limit, "the file is four times the memory");
+    let phases = |s: &Suite, i: usize| -> Vec<String> {
+        s.workloads[i].axes["phase"].iter().map(|v| v.to_string()).collect()
+    };
+    assert_eq!(phases(&reg, 0), ["write", "rewrite", "read", "reread"], "seed 001's IOzone tables");
+    let cfg = preset("disk-configs", 2).unwrap().unwrap();
+    for i in 0..cfg.workloads.len() {
+        assert_eq!(phases(&cfg, i), ["write", "rewrite", "read", "randwrite", "randread"], "seed 004's runs");
+    }
+}
