@@ -14,6 +14,8 @@ command -v fio >/dev/null 2>&1 || need_pkgs+=(fio)
 # The iperf3 adapter runs the real iperf3 (crates/engines/src/adapters/iperf3.rs).
 command -v iperf3 >/dev/null 2>&1 || need_pkgs+=(iperf3)
 command -v losetup >/dev/null 2>&1 || need_pkgs+=(util-linux)
+# The volume-layout test builds a btrfs RAID 0 over two loop devices (tests/layout_cli.rs).
+command -v mkfs.btrfs >/dev/null 2>&1 || need_pkgs+=(btrfs-progs)
 # --profile samples with perf (tests/profile_cli.rs).
 command -v perf >/dev/null 2>&1 || need_pkgs+=(linux-perf)
 # The oltp and analytics engines run a throw-away PostgreSQL cluster and the sysbench adapter.

@@ -6,6 +6,7 @@ mod compare_cli;
 mod compute_cli;
 mod disk_cli;
 mod house_rules;
+mod layout_cli;
 mod micro_cli;
 mod mix_cli;
 mod net_cli;

@@ -31,6 +31,38 @@ pub struct TargetInfo {
     pub scheduler: Option<String>,
     pub read_ahead_kb: Option<u64>,
     pub rotational: Option<bool>,
+    /// The volume behind the disk (LVM, md, multipath, btrfs over several devices, a loop
+    /// device's file); None for a plain disk or where unknown.
+    #[serde(default)]
+    pub layout: Option<VolumeLayout>,
+}
+
+/// A volume built from other devices, as sysfs (and `dmsetup table`) describe it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct VolumeLayout {
+    /// "lvm", "dm-multipath", "dm-crypt", "dm", "md", "btrfs" or "loop".
+    pub kind: String,
+    /// The dm name (vg-lv), the md device, the btrfs filesystem id, or a loop device's file.
+    pub name: String,
+    /// md: raid0, raid1 …; device-mapper: the table's target (linear, striped, multipath);
+    /// btrfs: the data profile (single, raid0, raid1 …).
+    pub level: Option<String>,
+    /// Stripes (striped dm), disks (md) or devices (btrfs).
+    pub stripes: Option<u32>,
+    /// Stripe (chunk) size in bytes.
+    pub stripe_bytes: Option<u64>,
+    /// dm-multipath's path selector (round-robin, service-time, queue-length).
+    pub policy: Option<String>,
+    pub members: Vec<LayoutMember>,
+}
+
+/// One device a volume is built from, with the queue settings of its disk.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct LayoutMember {
+    pub name: String,
+    pub scheduler: Option<String>,
+    pub read_ahead_kb: Option<u64>,
+    pub rotational: Option<bool>,
 }
 
 /// The process's own cgroup and its limits.
@@ -111,6 +143,24 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map_or_else(|| "-".to_string(), |x| x.to_string())
 }
 
+/// The keys of one volume layout under `prefix` (`target[0].layout.kind`, …).
+fn put_layout(put: &mut impl FnMut(&str, String), prefix: &str, l: &VolumeLayout) {
+    put(&format!("{prefix}.kind"), l.kind.clone());
+    put(&format!("{prefix}.name"), l.name.clone());
+    put(&format!("{prefix}.level"), opt(&l.level));
+    put(&format!("{prefix}.stripes"), opt(&l.stripes));
+    put(&format!("{prefix}.stripe_bytes"), opt(&l.stripe_bytes));
+    put(&format!("{prefix}.policy"), opt(&l.policy));
+    let names: Vec<&str> = l.members.iter().map(|m| m.name.as_str()).collect();
+    put(&format!("{prefix}.members"), names.join(","));
+    for m in &l.members {
+        let p = format!("{prefix}.member.{}", m.name);
+        put(&format!("{p}.scheduler"), opt(&m.scheduler));
+        put(&format!("{p}.read_ahead_kb"), opt(&m.read_ahead_kb));
+        put(&format!("{p}.rotational"), opt(&m.rotational));
+    }
+}
+
 impl Environment {
     /// Stable "key = value" pairs (None renders as "-"), e.g. "kernel.release", "target[0].fstype".
     pub fn flatten(&self) -> Vec<(String, String)> {
@@ -155,6 +205,9 @@ impl Environment {
             put(&format!("target[{i}].scheduler"), opt(&t.scheduler));
             put(&format!("target[{i}].read_ahead_kb"), opt(&t.read_ahead_kb));
             put(&format!("target[{i}].rotational"), opt(&t.rotational));
+            if let Some(l) = &t.layout {
+                put_layout(&mut put, &format!("target[{i}].layout"), l);
+            }
         }
         put("vm.swappiness", opt(&self.swappiness));
         put("vm.dirty_ratio", opt(&self.dirty_ratio));

@@ -10,7 +10,9 @@ use crate::root::{bracketed, read_num, read_trim, SysRoot};
 use crate::{envplatform, envprobe};
 use std::path::PathBuf;
 
-pub use racehorse_core::environment::{CacheInfo, CgroupInfo, Environment, NumaNode, TargetInfo};
+pub use racehorse_core::environment::{
+    CacheInfo, CgroupInfo, Environment, LayoutMember, NumaNode, TargetInfo, VolumeLayout,
+};
 
 fn or_unknown(v: Option<String>) -> String {
     v.filter(|s| !s.is_empty()).unwrap_or_else(|| "unknown".to_string())

@@ -123,6 +123,7 @@ pub(crate) fn target_info(root: &SysRoot, mounts: &[MountEntry], path: &Path) ->
         // A raw device: no filesystem; its own queue settings, not those of /dev's mount.
         t.device = Some(real.display().to_string());
         t.fstype = Some("block device".into());
+        t.layout = crate::envlayout::layout(root, &dev, None);
         fill_queue(root, &mut t, dev);
         return t;
     }
@@ -132,6 +133,7 @@ pub(crate) fn target_info(root: &SysRoot, mounts: &[MountEntry], path: &Path) ->
     t.mount_point = Some(m.mount_point.clone());
     t.mount_options = Some(m.options.clone());
     if let Some(disk) = disk_of(root, &m.device) {
+        t.layout = crate::envlayout::layout(root, &disk, Some(&m.fstype));
         fill_queue(root, &mut t, disk);
     }
     t

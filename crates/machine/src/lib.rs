@@ -4,6 +4,7 @@ pub mod cpucache;
 pub mod cpuctl;
 pub mod diskstats;
 pub mod env;
+mod envlayout;
 mod envplatform;
 mod envprobe;
 pub mod error;
