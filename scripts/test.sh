@@ -16,6 +16,10 @@ command -v iperf3 >/dev/null 2>&1 || need_pkgs+=(iperf3)
 command -v losetup >/dev/null 2>&1 || need_pkgs+=(util-linux)
 # The volume-layout test builds a btrfs RAID 0 over two loop devices (tests/layout_cli.rs).
 command -v mkfs.btrfs >/dev/null 2>&1 || need_pkgs+=(btrfs-progs)
+# Volume variants build LVM and md RAID volumes where the kernel has device-mapper and md
+# (tests/volume_cli.rs; where it has not, the test checks that the run says so).
+command -v lvm >/dev/null 2>&1 || need_pkgs+=(lvm2)
+command -v mdadm >/dev/null 2>&1 || need_pkgs+=(mdadm)
 # --profile samples with perf (tests/profile_cli.rs).
 command -v perf >/dev/null 2>&1 || need_pkgs+=(linux-perf)
 # The oltp and analytics engines run a throw-away PostgreSQL cluster and the sysbench adapter.

@@ -20,3 +20,4 @@ mod run_machine;
 mod tour_cli;
 mod trust_cli;
 mod variants_cli;
+mod volume_cli;

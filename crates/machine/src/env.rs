@@ -75,6 +75,12 @@ pub fn capture(root: &SysRoot, targets: &[PathBuf]) -> Environment {
     }
 }
 
+/// The volume layout behind `path` now (a mount point of a volume racehorse built, say).
+pub fn layout_of(root: &SysRoot, path: &std::path::Path) -> Option<VolumeLayout> {
+    let mounts = read_mounts(root).unwrap_or_default();
+    envprobe::target_info(root, &mounts, path).layout
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ pub mod recovery;
 pub mod root;
 pub mod rusage;
 pub mod sampler;
+pub mod scratch;
 mod shell;
 pub mod signals;
 mod state;

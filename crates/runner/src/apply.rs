@@ -254,10 +254,61 @@ pub fn apply_variant(
         let (start, stop) = plugd_commands(v, &p.config_text().map_err(RunError::Usage)?)?;
         guard.run_command(Some(&start), Some(&stop)).context("starting plugd")?;
     }
+    if let Some(vol) = &v.volume {
+        check_volume(vol, root).map_err(RunError::Usage).context("volume")?;
+        let (build, teardown) = vol.commands(&v.name, &dir);
+        guard.run_command(Some(&build), Some(&teardown)).context("building the volume")?;
+        set.insert("volume".into(), vol.describe());
+        if let Some(l) = racehorse_machine::env::layout_of(root, &dir) {
+            set.insert("volume layout".into(), layout_summary(&l));
+        }
+    }
     if v.before.is_some() || v.after.is_some() {
         guard.run_command(v.before.as_deref(), v.after.as_deref()).context("before")?;
     }
     Ok(set)
+}
+
+/// Whether `vol` can be built here: the kernel has what the layout needs, its tools are on
+/// PATH, and every device is a free block device that holds no data (unless destructive).
+fn check_volume(vol: &crate::volume::VolumeSpec, root: &SysRoot) -> Result<(), String> {
+    racehorse_machine::scratch::kernel_supports(root, &vol.kind)?;
+    for tool in vol.tools() {
+        if racehorse_engines::support::path::find_file(tool).is_none() {
+            return Err(format!(
+                "{} needs `{tool}` on PATH; install it (lvm2, mdadm, btrfs-progs, util-linux)",
+                vol.kind
+            ));
+        }
+    }
+    for d in &vol.devices {
+        if let Some(why) = racehorse_machine::scratch::refuse_device(root, d, vol.destructive) {
+            return Err(why);
+        }
+    }
+    Ok(())
+}
+
+/// `btrfs raid0, 2 devices (loop0 mq-deadline 128k, loop1 …)` for the cells' records.
+fn layout_summary(l: &racehorse_machine::env::VolumeLayout) -> String {
+    let mut s = l.kind.clone();
+    if let Some(level) = &l.level {
+        s.push_str(&format!(" {level}"));
+    }
+    if let Some(b) = l.stripe_bytes {
+        s.push_str(&format!(", stripe {} KiB", b >> 10));
+    }
+    let members: Vec<String> = l
+        .members
+        .iter()
+        .map(|m| {
+            let sched = m.scheduler.as_deref().unwrap_or("?");
+            let ra = m.read_ahead_kb.map_or("?".to_string(), |r| format!("{r}k"));
+            format!("{} {sched} {ra}", m.name)
+        })
+        .collect();
+    s.push_str(&format!(", members {}", members.join(", ")));
+    s
 }
 
 /// Before any cell runs: every variant's sysctls, sysfs files and CPU list are set once and
@@ -276,6 +327,13 @@ pub fn check_variants(
         let targets = variant_targets(plan, i, suite_dir);
         if let Some(p) = &v.plugd {
             p.config_text().map_err(|e| refused(RunError::Usage(e)))?;
+        }
+        if let Some(vol) = &v.volume {
+            if let Err(e) = check_volume(vol, root) {
+                // The run made the default mount point when it checked the directories.
+                let _ = std::fs::remove_dir(crate::volume::default_mount(&v.name));
+                return Err(refused(RunError::Usage(format!("volume: {e}"))));
+            }
         }
         let mut tried = apply_files(v, root, &targets, guard).map(|_| ());
         if let (Ok(()), Some(list)) = (&tried, &v.cpu_list) {

@@ -17,6 +17,7 @@ mod ramp;
 pub mod sinks;
 pub mod suite;
 pub mod variant;
+pub mod volume;
 pub mod window_check;
 
 pub use error::RunError;

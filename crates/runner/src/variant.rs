@@ -98,6 +98,8 @@ pub struct Variant {
     pub after: Option<String>,
     /// The hotplug daemon during its cells (it then decides the CPU count, not the cells).
     pub plugd: Option<PlugdSpec>,
+    /// A scratch volume built from devices for its cells and mounted at its `dir`.
+    pub volume: Option<crate::volume::VolumeSpec>,
 }
 
 impl Variant {
@@ -129,6 +131,9 @@ impl Variant {
         out.extend(self.env.iter().map(|(k, v)| format!("env {k}={v}")));
         if let Some(p) = &self.plugd {
             out.push(format!("plugd {}", plugd_summary(p)));
+        }
+        if let Some(v) = &self.volume {
+            out.push(format!("volume {}", v.describe()));
         }
         out
     }
@@ -194,6 +199,7 @@ pub(crate) struct RawVariant {
     before: Option<String>,
     after: Option<String>,
     plugd: Option<PlugdSpec>,
+    volume: Option<crate::volume::RawVolume>,
 }
 
 /// A TOML scalar as the text written to a kernel file.
@@ -315,6 +321,13 @@ impl RawVariant {
             .map(crate::suite::mem_limit_value)
             .transpose()
             .map_err(|e| format!("mem_limit: {e}"))?;
+        let volume = self.volume.map(|v| v.into_spec()).transpose()?;
+        // A volume is mounted where the variant's disk workloads write.
+        let dir = match (self.dir, &volume) {
+            (Some(d), _) => Some(PathBuf::from(d)),
+            (None, Some(_)) => Some(crate::volume::default_mount(&self.name)),
+            (None, None) => None,
+        };
         Ok(Variant {
             name: self.name,
             sysctl: sysctls(self.sysctl)?,
@@ -326,11 +339,12 @@ impl RawVariant {
             cpus,
             cpu_list,
             mem_limit_bytes,
-            dir: self.dir.map(PathBuf::from),
+            dir,
             env: env(self.env)?,
             before: command("before", self.before)?,
             after: command("after", self.after)?,
             plugd: self.plugd,
+            volume,
         })
     }
 }
