@@ -2,6 +2,7 @@
 
 mod command_cli;
 mod common;
+mod compare_by_cli;
 mod compare_cli;
 mod compute_cli;
 mod disk_cli;

@@ -43,7 +43,7 @@ pub fn list(cli: &Cli) -> CmdResult {
 pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
-    let side = Side { run, variant: None, cells };
+    let side = Side::whole(run, cells);
     let report = run_report(&side, CompareOptions::default().noisy_cv, &area_of);
     print!("{}", show_text(&report, reps));
     Ok(())
