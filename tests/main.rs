@@ -7,6 +7,7 @@ mod compare_cli;
 mod compute_cli;
 mod disk_cli;
 mod house_rules;
+mod import_cli;
 mod micro_cli;
 mod mix_cli;
 mod net_cli;

@@ -38,7 +38,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Report one run: every workload with tables and charts, and the environment
     Report(ReportArgs),
-    /// Load cells that a run kept outside the store (the store could not be written) back in
+    /// Load a run's JSON export (from this or another store) as a new run, or cells that a run
+    /// kept outside the store (the store could not be written) back in
     Import(ImportArgs),
     /// Restore CPUs and sysctls left changed by a racehorse (run or plugd) that was killed
     Restore,
@@ -150,7 +151,9 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// Files named by the run's error ("the measured cell is kept in FILE"): racehorse-cell JSON
+    /// `racehorse export RUN --format json` files (each becomes a new run; a run already in
+    /// the store is not loaded twice), or files named by a run's error ("the measured cell is
+    /// kept in FILE")
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }
