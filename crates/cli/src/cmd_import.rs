@@ -15,7 +15,7 @@ use std::path::Path;
 enum Input {
     /// A kept cell: its run, its position and the cell.
     Kept(i64, usize, Box<CellResult>),
-    Export(ExportedRun),
+    Export(Box<ExportedRun>),
 }
 
 fn read_input(path: &Path) -> Result<Input, Failure> {
@@ -23,7 +23,7 @@ fn read_input(path: &Path) -> Result<Input, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     if doc["format"] == racehorse_store::export::FORMAT_NAME {
-        return parse_export(&text).map(Input::Export).map_err(|e| bad(e.to_string()));
+        return parse_export(&text).map(|r| Input::Export(Box::new(r))).map_err(|e| bad(e.to_string()));
     }
     if doc["format"] != SPILL_FORMAT || doc["version"] != 1 {
         return Err(bad(format!(
