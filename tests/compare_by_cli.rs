@@ -110,6 +110,7 @@ fn fileserver_ipc_none_against_mq_in_one_run() {
         dir.to_str().expect("utf-8 path"),
     ]);
     assert!(o.status.success(), "{}", text(&o));
+    crate::show_cli::assert_fits_100_columns(&text(&sb.run(&["show", "fs"])));
     let by = sb.run(&["compare", "fs", "--by", "ipc=none"]);
     let t = text(&by);
     assert!(by.status.success(), "{t}");

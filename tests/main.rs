@@ -18,5 +18,6 @@ mod profile_cli;
 mod run_cli;
 mod run_faults;
 mod run_machine;
+mod show_cli;
 mod trust_cli;
 mod variants_cli;

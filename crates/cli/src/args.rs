@@ -278,6 +278,12 @@ pub struct ShowArgs {
     /// Also list every repetition, not only the per-cell medians
     #[arg(long)]
     pub reps: bool,
+    /// Also list latency percentiles (p50, p90, p99, max) per point and operation
+    #[arg(long)]
+    pub latency: bool,
+    /// Print the run as one JSON document (format racehorse-show, docs/formats.md) and nothing else
+    #[arg(long, conflicts_with_all = ["reps", "latency"])]
+    pub json: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

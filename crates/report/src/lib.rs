@@ -19,6 +19,8 @@ pub mod quality;
 pub mod runlayout;
 pub mod runreport;
 pub mod runview;
+pub mod runview_json;
+pub mod runview_latency;
 pub mod summary;
 pub mod units;
 pub mod verdicts;
