@@ -184,6 +184,7 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
         .iter()
         .map(|n| racehorse_report::profile::compare_profiles_text(&base, n, PROFILE_TOP))
         .collect();
+    let profiles = racehorse_report::escape::escape_lines(&profiles);
     let text = match chosen_format(a.format, a.output.as_deref()) {
         ReportFormat::Text => racehorse_report::compare_text(&c, view) + &profiles,
         ReportFormat::Md if profiles.is_empty() => racehorse_report::compare_markdown(&c, view),

@@ -23,6 +23,9 @@ impl By {
         if name.is_empty() {
             return Err(DimensionError::NoName { given: text.to_string() });
         }
+        if name == "variant" {
+            return Err(DimensionError::Variant);
+        }
         Ok(By { name: name.to_string(), base })
     }
 }
@@ -32,6 +35,11 @@ impl By {
 pub enum DimensionError {
     #[error("--by needs a parameter name, e.g. --by cflags or --by ipc=none; got '{given}'")]
     NoName { given: String },
+    #[error(
+        "variants are not a parameter: `racehorse compare RUN` compares every variant of RUN with its \
+         first, `racehorse compare RUN@A RUN@B` two of them"
+    )]
+    Variant,
     #[error("{side} has no parameter '{name}'; its parameters are: {known}")]
     NoSuchParameter { side: String, name: String, known: String },
     #[error("{side} has no cells with {name}={value}; its values of {name} are: {values}")]

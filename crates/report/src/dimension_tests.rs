@@ -80,6 +80,7 @@ fn bad_dimensions_are_explained() {
     let e = split_run(&one, &By::parse("ipc").expect("parse")).expect_err("one value");
     assert!(e.to_string().contains("only one value of ipc (none)"), "{e}");
     assert!(By::parse("=x").is_err());
+    assert_eq!(By::parse("variant"), Err(DimensionError::Variant), "variants have their own syntax");
     assert_eq!(
         By::parse("cflags=-O3 -march=native"),
         Ok(By { name: "cflags".into(), base: Some("-O3 -march=native".into()) })
