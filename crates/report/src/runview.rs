@@ -83,7 +83,8 @@ pub fn show_text_with(r: &RunReport, cells: &[CellResult], opts: ShowOptions) ->
         out.push('\n');
     }
     for s in sections(r) {
-        out.push_str(&section_text(r, &s, cells, opts));
+        // Ramps, extras and profiles hold parameter values and perf's symbol names too.
+        out.push_str(&escape_lines(&section_text(r, &s, cells, opts)));
     }
     for f in r.failures.iter().take(FAILURES_LISTED) {
         let line = format!("{} {}: {}", f.status.as_str(), f.label, f.error.as_deref().unwrap_or(""));
@@ -161,7 +162,7 @@ fn section_text(r: &RunReport, s: &Section, cells: &[CellResult], opts: ShowOpti
         .collect();
     let ops: BTreeSet<&str> = lats.iter().flat_map(|(_, l)| l.iter().map(|o| o.op.as_str())).collect();
     if opts.latency {
-        out.push_str(&escape_lines(&latency_table(&lats)));
+        out.push_str(&latency_table(&lats));
     } else if !ops.is_empty() {
         out.push_str(&format!(
             "latency percentiles of {} operation(s) are stored: show --latency lists p50/p90/p99\n",
