@@ -2,10 +2,12 @@
 
 mod command_cli;
 mod common;
+mod compare_by_cli;
 mod compare_cli;
 mod compute_cli;
 mod disk_cli;
 mod house_rules;
+mod import_cli;
 mod layout_cli;
 mod micro_cli;
 mod mix_cli;
@@ -17,6 +19,7 @@ mod profile_cli;
 mod run_cli;
 mod run_faults;
 mod run_machine;
+mod show_cli;
 mod tour_cli;
 mod trust_cli;
 mod variants_cli;

@@ -164,7 +164,7 @@ fn a_kept_cell_is_imported_into_its_run() {
     std::fs::write(&bad, "{\"format\": \"racehorse-run\"}").unwrap();
     let refused = sb.run(&["import", bad.to_str().unwrap()]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
-    assert!(text(&refused).contains("not a kept cell"), "{}", text(&refused));
+    assert!(text(&refused).contains("export version null is not known"), "{}", text(&refused));
     let imported = sb.run(&["import", kept.to_str().unwrap()]);
     assert!(imported.status.success(), "{}", text(&imported));
     let cells = sb.cells("null");

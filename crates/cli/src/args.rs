@@ -38,7 +38,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Report one run: every workload with tables and charts, and the environment
     Report(ReportArgs),
-    /// Load cells that a run kept outside the store (the store could not be written) back in
+    /// Load a run's JSON export (from this or another store) as a new run, or cells that a run
+    /// kept outside the store (the store could not be written) back in
     Import(ImportArgs),
     /// Restore CPUs and sysctls left changed by a racehorse (run or plugd) that was killed
     Restore,
@@ -101,14 +102,30 @@ pub enum CiMethodArg {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Examples:\n  racehorse compare old new\n  racehorse compare 3 4 5 --absolute --ci\n  \
-                        racehorse compare 7@default 7@nosmt\n  racehorse compare 7                      (its variants, the first as base)\n  racehorse compare old new --format html -o report.html"
+                        racehorse compare 7@default 7@nosmt\n  racehorse compare 7                      (its variants, the first as base)\n  \
+                        racehorse compare 7 --by ipc=none        (run 7's cells by their value of ipc, none as base)\n  \
+                        racehorse compare o0 o3 --by cflags      (two runs that differ in --cflags)\n  \
+                        racehorse compare old.db:3 5             (run 3 of another store file against run 5)\n  \
+                        racehorse compare base new --fail-on-regression 5   (exit 3 on a significant loss of 5% or more)\n  \
+                        racehorse compare old new --format html -o report.html"
 )]
 pub struct CompareArgs {
-    /// Base run (id or label), optionally narrowed to one variant: RUN@VARIANT
+    /// Base run (id or label), optionally narrowed to one variant: RUN@VARIANT; a run of
+    /// another store file: FILE:RUN
     pub base: String,
-    /// One or more new runs (id or label, or RUN@VARIANT); none: compare the variants of
-    /// BASE, the first one being the base
+    /// One or more new runs (id or label, or RUN@VARIANT, or FILE:RUN); none: compare the
+    /// variants of BASE (or with --by, its values of that parameter), the first one being the base
     pub new: Vec<String>,
+    /// Compare along this parameter (cflags, ipc …): cells are matched on everything else;
+    /// NAME=VALUE makes VALUE the base (default: the base run's only value, or with one run
+    /// the first value that ran)
+    #[arg(long, value_name = "NAME[=BASE]")]
+    pub by: Option<String>,
+    /// Exit with code 3 when any point got significantly worse by PCT percent or more in any
+    /// metric (throughput or CPU per unit); 0 otherwise. Noisy points and figures below
+    /// resolution never count
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
     /// Output format (default: html when -o ends in .html, else text)
     #[arg(long, short = 'f', value_enum)]
     pub format: Option<ReportFormat>,
@@ -134,7 +151,9 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// Files named by the run's error ("the measured cell is kept in FILE"): racehorse-cell JSON
+    /// `racehorse export RUN --format json` files (each becomes a new run; a run already in
+    /// the store is not loaded twice), or files named by a run's error ("the measured cell is
+    /// kept in FILE")
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }
@@ -259,6 +278,12 @@ pub struct ShowArgs {
     /// Also list every repetition, not only the per-cell medians
     #[arg(long)]
     pub reps: bool,
+    /// Also list latency percentiles (p50, p90, p99, max) per point and operation
+    #[arg(long)]
+    pub latency: bool,
+    /// Print the run as one JSON document (format racehorse-show, docs/formats.md) and nothing else
+    #[arg(long, conflicts_with_all = ["reps", "latency"])]
+    pub json: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -6,6 +6,8 @@ use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_engines::find;
+use racehorse_report::dimension::{slice_sides, split_run, By};
+use racehorse_report::verdicts::regressions;
 use racehorse_report::{formats, CompareOptions, Side, View};
 use racehorse_stats::CiMethod;
 use racehorse_store::{Store, StoreError};
@@ -14,9 +16,31 @@ use std::path::Path;
 /// Images and symbols listed per profiled point in a comparison.
 const PROFILE_TOP: usize = 10;
 
-/// Resolves `RUN` or `RUN@VARIANT` (a label containing `@` still resolves as a whole).
+/// Exit code of `compare --fail-on-regression` when a significant regression was found.
+pub const EXIT_REGRESSION: u8 = 3;
+
+/// Resolves `RUN`, `RUN@VARIANT` or `FILE:RUN[@VARIANT]` (a run of another store file); a
+/// key that names a run of the main store is always that run.
 /// `series`: also read samples and latency histograms (the one-run report's monitor chart).
 fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
+    let Some((path, run_key)) = other_store(store, key) else { return load_side_in(store, key, series) };
+    let other = Store::open_read_only(path)
+        .map_err(|e| Failure::usage(format!("{key}: {} is not a racehorse store: {e}", path.display())))?;
+    let mut side = load_side_in(&other, run_key, series)?;
+    side.scope.store = Some(path.display().to_string());
+    Ok(side)
+}
+
+/// `FILE:RUN` when `key` names no run of the main store and the part before one of its
+/// colons is an existing file.
+fn other_store<'k>(store: &Store, key: &'k str) -> Option<(&'k Path, &'k str)> {
+    if store.resolve_run(key).is_ok() {
+        return None;
+    }
+    key.match_indices(':').map(|(i, _)| (Path::new(&key[..i]), &key[i + 1..])).find(|(p, _)| p.is_file())
+}
+
+fn load_side_in(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
     let (run, variant) = match store.resolve_run(key) {
         Ok(run) => (run, None),
         Err(first) => match key.rsplit_once('@') {
@@ -28,7 +52,7 @@ fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
     };
     let cells = if series { store.run_cells(run.id) } else { store.run_cells_without_series(run.id) };
     let cells = cells.with_context(|| format!("reading the cells of run {}", run.id))?;
-    Ok(Side { run, variant, cells })
+    Ok(Side { run, variant, cells, scope: Default::default() })
 }
 
 fn usage_or_fail(e: StoreError) -> Failure {
@@ -104,15 +128,47 @@ fn check_percent_and_level(level: f64, noisy_cv_pct: f64) -> Result<(), Failure>
     Ok(())
 }
 
+/// The base and new sides the arguments name: runs, variants, or slices along `--by`.
+fn sides(store: &Store, a: &CompareArgs) -> Result<(Side, Vec<Side>), Failure> {
+    let by = a.by.as_deref().map(By::parse).transpose().map_err(Failure::usage)?;
+    let base = load_side(store, &a.base, false)?;
+    if a.new.is_empty() {
+        return match &by {
+            Some(by) => split_run(&base, by).map_err(Failure::usage),
+            None => variant_sides(base),
+        };
+    }
+    let news = a.new.iter().map(|k| load_side(store, k, false)).collect::<Result<Vec<_>, _>>()?;
+    match &by {
+        Some(by) => slice_sides(&base, &news, by).map_err(Failure::usage),
+        None => Ok((base, news)),
+    }
+}
+
+/// The regression gate: the regressions on stderr and exit code 3, or 0 when none.
+fn gate(c: &racehorse_report::Comparison, min_pct: Option<f64>) -> u8 {
+    let Some(pct) = min_pct else { return 0 };
+    let found = regressions(c, pct);
+    if found.is_empty() {
+        eprintln!("regression gate: no significant regression of {pct}% or more");
+        return 0;
+    }
+    eprintln!("regression gate: {} significant regression(s) of {pct}% or more:", found.len());
+    for r in &found {
+        eprintln!("  {}", racehorse_report::escape::escape_control(&r.text()));
+    }
+    EXIT_REGRESSION
+}
+
 pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
     check_percent_and_level(a.level, a.noisy_cv_pct)?;
+    if let Some(p) = a.fail_on_regression.filter(|p| !(p.is_finite() && *p >= 0.0)) {
+        return Err(Failure::usage(format!(
+            "--fail-on-regression takes a percentage >= 0, e.g. 5 for a 5% loss; got {p}"
+        )));
+    }
     let store = open_store_read_only(cli)?;
-    let (base, news) = if a.new.is_empty() {
-        variant_sides(load_side(&store, &a.base, false)?)?
-    } else {
-        let base = load_side(&store, &a.base, false)?;
-        (base, a.new.iter().map(|k| load_side(&store, k, false)).collect::<Result<Vec<_>, _>>()?)
-    };
+    let (base, news) = sides(&store, a)?;
     let opts = CompareOptions {
         level: a.level,
         ci_method: match a.ci_method {
@@ -128,6 +184,7 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
         .iter()
         .map(|n| racehorse_report::profile::compare_profiles_text(&base, n, PROFILE_TOP))
         .collect();
+    let profiles = racehorse_report::escape::escape_lines(&profiles);
     let text = match chosen_format(a.format, a.output.as_deref()) {
         ReportFormat::Text => racehorse_report::compare_text(&c, view) + &profiles,
         ReportFormat::Md if profiles.is_empty() => racehorse_report::compare_markdown(&c, view),
@@ -145,7 +202,7 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
         ReportFormat::Html => racehorse_report::compare_html(&c, view),
     };
     emit(&text, a.output.as_deref())?;
-    Ok(0)
+    Ok(gate(&c, a.fail_on_regression))
 }
 
 pub fn report(cli: &Cli, a: &ReportArgs) -> CmdResult {

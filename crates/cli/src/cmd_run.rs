@@ -351,7 +351,7 @@ fn execute_plan(a: &RunArgs, store: &Store, req: &RunRequest, signals: &StopSign
         );
     }
     let (run_id, outcome) = (report.run_id, &report.outcome);
-    cmd_show::print_run(store, &run_id.to_string(), false)?;
+    cmd_show::print_run(store, &run_id.to_string(), Default::default(), false)?;
     cmd_show::print_areas(store, &run_id.to_string())?;
     eprintln!(
         "run {run_id} ({}): {} — {} ok, {} failed",

@@ -7,8 +7,10 @@ use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_machine::{env, SysRoot};
 use racehorse_report::doc::Table;
+use racehorse_report::runview::{show_text_with, ShowOptions};
+use racehorse_report::runview_json::show_json;
 use racehorse_report::units::date;
-use racehorse_report::{run_report, show_text, CompareOptions, RunReport, Side};
+use racehorse_report::{run_report, CompareOptions, RunReport, Side};
 use racehorse_store::{export_csv, export_json, Store};
 
 pub fn list(cli: &Cli) -> CmdResult {
@@ -39,17 +41,11 @@ pub fn list(cli: &Cli) -> CmdResult {
     Ok(0)
 }
 
-/// Prints one run as `racehorse show` does: the report's model of the run as terminal text.
-pub fn print_run(store: &Store, key: &str, reps: bool) -> Result<(), Failure> {
-    print!("{}", show_text(&run_model(store, key)?, reps));
-    Ok(())
-}
-
-/// The model of run `key` that show and the per-area table render.
+/// The model of run `key`, which the per-area table renders.
 fn run_model(store: &Store, key: &str) -> Result<RunReport, Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
-    let side = Side { run, variant: None, cells };
+    let side = Side::whole(run, cells);
     Ok(run_report(&side, CompareOptions::default().noisy_cv, &area_of))
 }
 
@@ -61,9 +57,24 @@ pub fn print_areas(store: &Store, key: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Prints one run as `racehorse show` does: the report's model of the run as terminal text,
+/// or with `json` as the `racehorse-show` JSON document (nothing else on stdout).
+pub fn print_run(store: &Store, key: &str, opts: ShowOptions, json: bool) -> Result<(), Failure> {
+    let run = store.resolve_run(key).map_err(Failure::usage)?;
+    let cells = store.run_cells(run.id).context("reading cells")?;
+    let side = Side::whole(run, cells);
+    let report = run_report(&side, CompareOptions::default().noisy_cv, &area_of);
+    if json {
+        print!("{}", show_json(&report, &side.cells));
+    } else {
+        print!("{}", show_text_with(&report, &side.cells, opts));
+    }
+    Ok(())
+}
+
 pub fn show(cli: &Cli, a: &ShowArgs) -> CmdResult {
     let store = open_store_read_only(cli)?;
-    print_run(&store, &a.run, a.reps)?;
+    print_run(&store, &a.run, ShowOptions { reps: a.reps, latency: a.latency }, a.json)?;
     Ok(0)
 }
 

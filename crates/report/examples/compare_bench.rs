@@ -43,10 +43,11 @@ fn through_store(base: &Side, new: &Side, reps: usize) -> (f64, f64, std::path::
         let t = Instant::now();
         let sides: Vec<Side> = ids
             .iter()
-            .map(|id| Side {
-                run: store.run(*id).expect("read").expect("run exists"),
-                variant: None,
-                cells: store.run_cells_without_series(*id).expect("cells"),
+            .map(|id| {
+                Side::whole(
+                    store.run(*id).expect("read").expect("run exists"),
+                    store.run_cells_without_series(*id).expect("cells"),
+                )
             })
             .collect();
         load.push(t.elapsed().as_secs_f64() * 1e3);

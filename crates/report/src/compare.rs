@@ -181,9 +181,10 @@ pub enum CompareError {
     #[error(
         "{base_name} and {new_name} have no cells in common (same workload and parameters).\n  \
          {base_name}: {base}\n  {new_name}: {new}\n\
-         Compare runs of the same suite, or variants inside one run with RUN@VARIANT."
+         {hint}Compare runs of the same suite, variants inside one run with RUN@VARIANT, or the \
+         values of one parameter with --by NAME."
     )]
-    NothingInCommon { base_name: String, new_name: String, base: String, new: String },
+    NothingInCommon { base_name: String, new_name: String, base: String, new: String, hint: String },
 }
 
 /// Compares `base` with each of `news`. `area_of` names a workload's area (seed 000's
@@ -220,6 +221,7 @@ pub fn compare<'s>(
                 new_name: s.name(),
                 base: describe(&base_groups),
                 new: describe(g),
+                hint: crate::dimension::hint_for_nothing_in_common(&base_groups, g),
             });
         }
     }
@@ -259,7 +261,8 @@ fn side_env_diff(base: &Side, new: &Side) -> Vec<EnvDelta> {
     let mut d = env_diff(&base.run, &new.run);
     let warned = |s: &Side| crate::quality::exclusivity_warnings(&s.run.exclusivity_json);
     let (bw, nw) = (warned(base), warned(new));
-    if base.run.id != new.run.id && bw != nw {
+    let same_run = base.run.id == new.run.id && base.scope.store == new.scope.store;
+    if !same_run && bw != nw {
         let text = |w: Vec<String>| if w.is_empty() { "(none)".to_string() } else { w.join("; ") };
         d.push(EnvDelta { key: "exclusivity warnings".into(), base: text(bw), new: text(nw) });
     }
@@ -278,6 +281,9 @@ fn side_env_diff(base: &Side, new: &Side) -> Vec<EnvDelta> {
         let mut front = vec![EnvDelta { key: "variant".into(), base: name(base), new: name(new) }];
         front.extend(settings);
         d.splice(0..0, front);
+    }
+    if let (Some((name, b)), Some((_, n))) = (&base.scope.by, &new.scope.by) {
+        d.insert(0, EnvDelta { key: format!("by {name}"), base: b.clone(), new: n.clone() });
     }
     d
 }

@@ -1,6 +1,8 @@
 //! A small document model (headings, paragraphs, tables, charts) that every human renderer
 //! shares: the layout is built once, and text, markdown and HTML only differ in syntax.
 
+use crate::escape::{escape_control, escape_lines};
+
 /// How a table cell should look where the renderer can show it (HTML colours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
@@ -68,12 +70,15 @@ pub fn to_text(doc: &[Block]) -> String {
     let mut out = String::new();
     for b in doc {
         match b {
-            Block::Heading(1, t) => out.push_str(&format!("{t}\n{}\n", "=".repeat(t.chars().count()))),
-            Block::Heading(_, t) => out.push_str(&format!("\n{t}\n")),
-            Block::Para(t) => out.push_str(&format!("{t}\n")),
+            Block::Heading(1, t) => {
+                let t = escape_control(t);
+                out.push_str(&format!("{t}\n{}\n", "=".repeat(t.chars().count())))
+            }
+            Block::Heading(_, t) => out.push_str(&format!("\n{}\n", escape_control(t))),
+            Block::Para(t) => out.push_str(&format!("{}\n", escape_lines(t))),
             Block::Table(g) => {
                 if !g.caption.is_empty() {
-                    out.push_str(&format!("{}\n", g.caption));
+                    out.push_str(&format!("{}\n", escape_lines(&g.caption)));
                 }
                 out.push_str(&grid_text(g));
                 out.push('\n');
@@ -104,13 +109,16 @@ impl Table {
     }
 }
 
-/// A grid as aligned text: header, dashes, rows (no caption).
+/// A grid as aligned text: header, dashes, rows (no caption); control characters escaped.
 fn grid_text(g: &Grid) -> String {
     let n = g.header.len();
-    let mut width: Vec<usize> = g.header.iter().map(|h| h.chars().count()).collect();
-    for r in &g.rows {
+    let header: Vec<String> = g.header.iter().map(|h| escape_control(h)).collect();
+    let rows: Vec<Vec<String>> =
+        g.rows.iter().map(|r| r.iter().map(|c| escape_control(&c.text)).collect()).collect();
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in &rows {
         for (i, c) in r.iter().enumerate().take(n) {
-            width[i] = width[i].max(c.text.chars().count());
+            width[i] = width[i].max(c.chars().count());
         }
     }
     let line = |cells: Vec<&str>| {
@@ -126,16 +134,18 @@ fn grid_text(g: &Grid) -> String {
             .collect();
         parts.join("  ").trim_end().to_string() + "\n"
     };
-    let mut out = line(g.header.iter().map(String::as_str).collect());
+    let mut out = line(header.iter().map(String::as_str).collect());
     out.push_str(&(width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  ") + "\n"));
-    for r in &g.rows {
-        out.push_str(&line(r.iter().map(|c| c.text.as_str()).collect()));
+    for r in &rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
     }
     out
 }
 
-/// Escapes text for a markdown table cell or paragraph.
+/// Escapes text for a markdown table cell or paragraph: a line break becomes a space, other
+/// control characters visible escapes, markdown's own characters are backslashed.
 fn md_escape(s: &str) -> String {
+    let s = escape_control(&s.replace('\n', " "));
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
@@ -208,6 +218,22 @@ mod tests {
         let mut short = Table::new(&["a", "b", "c"], 2);
         short.row(vec!["x".into()]);
         assert_eq!(short.render(), "a  b  c\n-  -  -\nx\n", "missing cells are blank, lines trimmed");
+    }
+
+    #[test]
+    fn text_and_markdown_escape_control_characters() {
+        let mut g = Grid::new("compare", "cap\x1b[31m", vec!["name".into()], 1);
+        g.rows.push(vec![Cell::plain("a\nfake row")]);
+        let doc =
+            vec![Block::Heading(2, "run 1 'x\x07'".into()), Block::Para("p\x1b\nq".into()), Block::Table(g)];
+        let t = to_text(&doc);
+        assert!(t.contains("run 1 'x\\x07'") && t.contains("p\\x1b\nq") && t.contains("cap\\x1b[31m"), "{t}");
+        assert!(t.contains("a\\nfake row") && !t.contains('\x1b') && !t.contains('\x07'), "{t}");
+        let mut short = Table::new(&["l"], 1);
+        short.row(vec!["\x1b]0;title\x07".into()]);
+        assert_eq!(short.render(), "l\n----------------\n\\x1b]0;title\\x07\n");
+        let m = to_markdown(&doc);
+        assert!(!m.contains('\x1b') && m.contains("a fake row"), "{m}");
     }
 
     #[test]

@@ -4,8 +4,10 @@
 
 pub mod charts;
 pub mod compare;
+pub mod dimension;
 pub mod doc;
 pub mod envdiff;
+pub mod escape;
 pub mod flat;
 pub mod formats;
 pub mod html;
@@ -18,13 +20,15 @@ pub mod runareas;
 pub mod runlayout;
 pub mod runreport;
 pub mod runview;
+pub mod runview_json;
+pub mod runview_latency;
 pub mod summary;
 pub mod units;
 pub mod verdicts;
 
 pub use compare::{compare, CompareError, CompareOptions, Comparison};
 pub use layout::View;
-pub use model::{Metric, Side, Verdict};
+pub use model::{Metric, Scope, Side, Verdict};
 pub use runreport::{run_report, RunReport};
 
 /// Terminal text of a comparison.

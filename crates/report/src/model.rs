@@ -125,6 +125,25 @@ pub struct Side {
     pub run: RunInfo,
     pub variant: Option<String>,
     pub cells: Vec<CellResult>,
+    /// Where the run was read from and which value of a compared dimension it is.
+    pub scope: Scope,
+}
+
+/// What narrows a side beyond its run and variant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The store file the run was read from, when it is not the main store (`--db`).
+    pub store: Option<String>,
+    /// The dimension this side is one value of (`compare --by`): name and value as shown,
+    /// e.g. (`cflags`, `-O0`). The side's cells no longer carry that parameter.
+    pub by: Option<(String, String)>,
+}
+
+impl Side {
+    /// A whole run read from the main store.
+    pub fn whole(run: RunInfo, cells: Vec<CellResult>) -> Side {
+        Side { run, variant: None, cells, scope: Scope::default() }
+    }
 }
 
 impl Side {
@@ -137,7 +156,13 @@ impl Side {
         if let Some(v) = &self.variant {
             s.push_str(&format!(" @{v}"));
         }
-        s
+        if let Some((k, v)) = &self.scope.by {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        if let Some(store) = &self.scope.store {
+            s.push_str(&format!(" (in {store})"));
+        }
+        crate::escape::escape_control(&s)
     }
 
     /// Whether the run did not finish every cell (partial, interrupted or still running).
@@ -162,6 +187,10 @@ pub struct SideInfo {
     pub exclusivity_warnings: Vec<String>,
     /// CPU other processes used per measured window of the side's cells; None when not measured.
     pub outside_cpu: Option<crate::quality::Quietness>,
+    /// The compared dimension's value of this side (`compare --by`), as `name=value`.
+    pub by: Option<String>,
+    /// The store file the run was read from when it is not the main store.
+    pub store: Option<String>,
 }
 
 impl SideInfo {
@@ -170,7 +199,7 @@ impl SideInfo {
         if self.label.is_empty() {
             format!("run {}", self.run_id)
         } else {
-            format!("run {} '{}'", self.run_id, self.label)
+            crate::escape::escape_control(&format!("run {} '{}'", self.run_id, self.label))
         }
     }
 
@@ -189,6 +218,8 @@ impl SideInfo {
             outside_cpu: crate::quality::Quietness::of(
                 side.cells.iter().filter(|c| side.variant.iter().all(|v| &c.spec.variant == v)),
             ),
+            by: side.scope.by.as_ref().map(|(k, v)| format!("{k}={v}")),
+            store: side.scope.store.clone(),
         }
     }
 }

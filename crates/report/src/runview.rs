@@ -5,13 +5,14 @@
 //! then the failed cells.
 
 use crate::doc::Table;
-use crate::flat::params_text;
-use crate::model::{outlier_note, Metric, SideInfo};
+use crate::escape::{escape_control, escape_lines};
+use crate::model::{params_label, shown, split_params, Metric, SideInfo};
 use crate::profile::profile_text;
-use crate::quality::{exclusivity_line, noisy_legend, noisy_lines, noisy_note, BELOW_RES, NOISY_MARK};
+use crate::quality::{exclusivity_line, noisy_legend, noisy_lines, BELOW_RES, NOISY_MARK};
 use crate::runreport::{Ramp, RunReport, RunRow, RunTable};
+use crate::runview_latency::{latency_table, point_latencies, OpLatency};
 use crate::units::{date, num, unit_view, UnitView};
-use racehorse_core::WorkUnit;
+use racehorse_core::{CellResult, WorkUnit};
 use std::collections::BTreeSet;
 
 /// Images and symbols listed per profiled point.
@@ -24,9 +25,9 @@ const EXTRA_COLUMNS: usize = 10;
 const FAILURES_LISTED: usize = 10;
 
 /// What the marks of a table mean; printed when any of them is used.
-const MARKS_LEGEND: &str = "n? = noisy: other processes used the CPU during a repetition (listed below); \
-     below res = below the measurement's resolution, no figure; outlier #n = a repetition whose \
-     throughput lies far from the others' median (kept in every figure).";
+const MARKS_LEGEND: &str = "n? = noisy: other processes used the CPU during a repetition (listed below);\n\
+     below res = below the measurement's resolution, no figure;\n\
+     outlier #n = a repetition whose throughput lies far from the others' median (kept in every figure).";
 
 /// The measured points of one workload and unit over every variant, in the order they ran.
 struct Section<'a> {
@@ -35,18 +36,60 @@ struct Section<'a> {
     rows: Vec<(&'a RunTable, &'a RunRow)>,
 }
 
+impl Section<'_> {
+    /// Parameter names that vary between the rows, and the `k=v` of those that do not
+    /// (with the variant when every row has the same one other than `default`).
+    fn split(&self) -> (Vec<String>, Vec<String>) {
+        let (columns, constant) = split_params(self.rows.iter().map(|(_, r)| &r.params));
+        let mut fixed: Vec<String> = constant.iter().map(|(k, v)| format!("{k}={}", shown(k, v))).collect();
+        if !self.many_variants() {
+            let v = self.rows.first().map_or("default", |(t, _)| t.variant.as_str());
+            if v != "default" {
+                fixed.insert(0, format!("variant={v}"));
+            }
+        }
+        (columns, fixed)
+    }
+
+    fn many_variants(&self) -> bool {
+        self.rows.iter().any(|(t, _)| t.variant != self.rows[0].0.variant)
+    }
+}
+
+/// What `racehorse show` adds to the tables.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShowOptions {
+    /// A line per repetition under each point.
+    pub reps: bool,
+    /// A table of latency percentiles per point and operation under each workload's table.
+    pub latency: bool,
+}
+
+/// Widest line of a table `show` aims for on a terminal; the fixed parameters wrap at it.
+pub const SHOW_WIDTH: usize = 100;
+
 /// The whole run as `racehorse show` prints it; `reps` adds a line per repetition.
 pub fn show_text(r: &RunReport, reps: bool) -> String {
+    show_text_with(r, &[], ShowOptions { reps, latency: false })
+}
+
+/// The whole run with the run's `cells` at hand for the latencies (none: no latency lines).
+/// Every label, parameter, variant name and error text has its control characters escaped.
+pub fn show_text_with(r: &RunReport, cells: &[CellResult], opts: ShowOptions) -> String {
     let mut out = header_text(&r.side);
     for v in &r.variant_settings {
         let set: Vec<String> = v.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        out.push_str(&format!("variant {}: {}\n", v.variant, set.join(", ")));
+        out.push_str(&escape_control(&format!("variant {}: {}", v.variant, set.join(", "))));
+        out.push('\n');
     }
     for s in sections(r) {
-        out.push_str(&section_text(r, &s, reps));
+        // Ramps, extras and profiles hold parameter values and perf's symbol names too.
+        out.push_str(&escape_lines(&section_text(r, &s, cells, opts)));
     }
     for f in r.failures.iter().take(FAILURES_LISTED) {
-        out.push_str(&format!("{} {}: {}\n", f.status.as_str(), f.label, f.error.as_deref().unwrap_or("")));
+        let line = format!("{} {}: {}", f.status.as_str(), f.label, f.error.as_deref().unwrap_or(""));
+        out.push_str(&escape_control(&line));
+        out.push('\n');
     }
     out
 }
@@ -55,15 +98,37 @@ pub fn show_text(r: &RunReport, reps: bool) -> String {
 /// how much CPU other processes used per measured window.
 fn header_text(s: &SideInfo) -> String {
     let name = format!("run {} '{}'", s.run_id, s.label);
-    let mut out = format!("{name} — {} — {} on {}\n", s.status, date(s.started_at_unix_s), s.host);
+    let mut out = format!("{name} — {} — {} on {}", s.status, date(s.started_at_unix_s), s.host);
+    out = escape_control(&out) + "\n";
     if let Some(line) = exclusivity_line(&name, &s.exclusivity_warnings) {
-        out.push_str(&line);
+        out.push_str(&escape_control(&line));
         out.push('\n');
     }
     if let Some(q) = s.outside_cpu {
         out.push_str(&format!("CPU used by other processes per measured window: {}.\n", q.text()));
     }
     out
+}
+
+/// `fixed: k=v k=v …` wrapped at [`SHOW_WIDTH`], continuation lines indented; "" when
+/// nothing is fixed.
+pub fn fixed_lines(fixed: &[String]) -> String {
+    if fixed.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut line = "fixed:".to_string();
+    for item in fixed {
+        let item = escape_control(item);
+        if line.chars().count() + 1 + item.chars().count() > SHOW_WIDTH && line.trim() != "fixed:" {
+            out.push_str(&line);
+            out.push('\n');
+            line = "      ".to_string();
+        }
+        line.push(' ');
+        line.push_str(&item);
+    }
+    out + &line + "\n"
 }
 
 /// The model's tables regrouped by workload and unit, variants side by side; summed points
@@ -85,10 +150,25 @@ fn sections(r: &RunReport) -> Vec<Section<'_>> {
     out
 }
 
-/// One section: its table, ramps, extras and profiles.
-fn section_text(r: &RunReport, s: &Section, reps: bool) -> String {
+/// One section: its table, latencies, ramps, extras and profiles.
+fn section_text(r: &RunReport, s: &Section, cells: &[CellResult], opts: ShowOptions) -> String {
     let v = unit_view(s.unit);
-    let mut out = points_text(s, v, reps);
+    let mut out = points_text(s, v, opts.reps);
+    let lats: Vec<(usize, Vec<OpLatency>)> = s
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, (t, row))| (i + 1, point_latencies(cells, &t.workload, &t.variant, &row.params)))
+        .collect();
+    let ops: BTreeSet<&str> = lats.iter().flat_map(|(_, l)| l.iter().map(|o| o.op.as_str())).collect();
+    if opts.latency {
+        out.push_str(&latency_table(&lats));
+    } else if !ops.is_empty() {
+        out.push_str(&format!(
+            "latency percentiles of {} operation(s) are stored: show --latency lists p50/p90/p99\n",
+            ops.len()
+        ));
+    }
     for t in r.tables.iter().filter(|t| t.workload == s.workload && t.unit == s.unit) {
         for ramp in &t.ramps {
             out.push_str(&ramp_line(&t.variant, ramp, v));
@@ -103,37 +183,46 @@ fn section_text(r: &RunReport, s: &Section, reps: bool) -> String {
     out
 }
 
-/// The table of one section: a row per point (with `reps`, a line per repetition under it),
-/// then the legend of its marks and noisy repetitions.
+/// The table of one section: the fixed parameters once, a row per point with the varying
+/// ones (with `reps`, a line per repetition under it), then the legend of its marks and
+/// noisy repetitions.
 fn points_text(s: &Section, v: UnitView, reps: bool) -> String {
     let mut out = format!(
         "\n{} (throughput in {}, CPU per unit in {}; medians over repetitions)\n",
         s.workload, v.tput_label, v.cpu_label
     );
+    let (columns, fixed) = s.split();
+    out.push_str(&fixed_lines(&fixed));
     let tput_h = format!("tput {}", v.tput_label);
-    let head = [
-        "#",
-        "variant",
-        "parameters",
-        "n",
-        tput_h.as_str(),
-        "cv %",
-        "total",
-        "kernel",
-        "user",
-        "wl cpu s",
-        "harness %",
-        "failed",
-        "note",
-    ];
-    let mut table = Table::new(&head, 3);
+    let failed = s.rows.iter().any(|(_, r)| r.not_ok > 0);
+    let (variants, params) = (s.many_variants(), !columns.is_empty());
+    let mut head = vec!["#"];
+    head.extend(variants.then_some("variant"));
+    head.extend(params.then_some("parameters"));
+    head.extend(["n", tput_h.as_str(), "cv %", "total", "kernel", "user", "wl cpu s", "harness %"]);
+    head.extend(failed.then_some("failed"));
+    let noted = s.rows.iter().any(|(_, r)| !r.outlier_reps.is_empty());
+    head.extend(noted.then_some("note"));
+    let mut table = Table::new(&head, 1 + usize::from(variants) + usize::from(params));
     let (mut legend, mut marked) = (Vec::new(), false);
     for (i, (t, row)) in s.rows.iter().enumerate() {
-        table.row(point_row(i, &t.variant, row, v));
-        legend.extend(noisy_legend(&params_text(&row.params), "rep", &row.noisy_reps));
+        let label = params_label(&row.params, &columns);
+        let mut line = point_row(i, row, v, failed);
+        if !noted {
+            line.pop();
+        }
+        if params {
+            line.insert(1, label.clone());
+        }
+        if variants {
+            line.insert(1, t.variant.clone());
+        }
+        table.row(line);
+        legend.extend(noisy_legend(&label, "rep", &row.noisy_reps));
         marked |= !row.below.is_empty() || !row.noisy_reps.is_empty() || !row.outlier_reps.is_empty();
         if reps {
-            rep_rows(row, v).into_iter().for_each(|r| table.row(r));
+            let pad = usize::from(variants) + usize::from(params);
+            rep_rows(row, v, pad).into_iter().for_each(|r| table.row(r));
         }
     }
     out.push_str(&table.render());
@@ -142,15 +231,16 @@ fn points_text(s: &Section, v: UnitView, reps: bool) -> String {
         out.push('\n');
     }
     for line in noisy_lines(legend) {
-        out.push_str(&line);
+        out.push_str(&escape_control(&line));
         out.push('\n');
     }
     out
 }
 
-/// One point: medians over the ok repetitions in display units, `below res` for a figure
-/// below its resolution, `n?` and a note for noisy and outlier repetitions.
-fn point_row(i: usize, variant: &str, row: &RunRow, v: UnitView) -> Vec<String> {
+/// One point without its variant and parameters: medians over the ok repetitions in display
+/// units, `below res` for a figure below its resolution, `n?` for noisy repetitions (listed
+/// under the table) and outliers in the note.
+fn point_row(i: usize, row: &RunRow, v: UnitView, failed: bool) -> Vec<String> {
     let figure = |m: Metric, scale: f64| -> String {
         if row.below.contains(&m) {
             return BELOW_RES.into();
@@ -158,16 +248,9 @@ fn point_row(i: usize, variant: &str, row: &RunRow, v: UnitView) -> Vec<String> 
         row.metric(m).map_or("-".into(), |s| num(s.median * scale))
     };
     let tput = row.metric(Metric::Throughput);
-    let note = [noisy_note("", &row.noisy_reps), outlier_note(&row.outlier_reps)]
-        .into_iter()
-        .filter(|n| !n.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
     let n = if row.noisy_reps.is_empty() { row.n.to_string() } else { format!("{}{NOISY_MARK}", row.n) };
-    vec![
+    let mut out = vec![
         (i + 1).to_string(),
-        variant.to_string(),
-        params_text(&row.params),
         n,
         figure(Metric::Throughput, v.tput_scale),
         tput.and_then(|s| s.cv()).map_or("-".into(), |c| format!("{:.1}", c * 100.0)),
@@ -176,13 +259,18 @@ fn point_row(i: usize, variant: &str, row: &RunRow, v: UnitView) -> Vec<String> 
         figure(Metric::CpuUserPerUnit, v.cpu_scale),
         row.workload_cpu_s.map_or("-".into(), |s| num(s.median)),
         row.harness_cpu_pct.map_or("-".into(), |s| format!("{:.2}", s.median)),
-        row.not_ok.to_string(),
-        note,
-    ]
+    ];
+    if failed {
+        out.push(row.not_ok.to_string());
+    }
+    let outliers: Vec<String> = row.outlier_reps.iter().map(|r| format!("#{r}")).collect();
+    out.push(if outliers.is_empty() { String::new() } else { format!("outlier {}", outliers.join(" ")) });
+    out
 }
 
-/// One line per repetition under its point: status (or error), its marks, and throughput.
-fn rep_rows(row: &RunRow, v: UnitView) -> Vec<Vec<String>> {
+/// One line per repetition under its point: status (or error), its marks, and throughput;
+/// `pad` label columns come before the one it is written in.
+fn rep_rows(row: &RunRow, v: UnitView, pad: usize) -> Vec<Vec<String>> {
     row.reps
         .iter()
         .map(|r| {
@@ -194,7 +282,10 @@ fn rep_rows(row: &RunRow, v: UnitView) -> Vec<Vec<String>> {
                 mark.push_str(" outlier");
             }
             let tput = r.units_per_s.map_or(BELOW_RES.into(), |t| num(t * v.tput_scale));
-            vec![String::new(), String::new(), format!("  #{} {mark}", r.rep), String::new(), tput]
+            // The repetition goes in the last label column (parameters, variant or #).
+            let mut line = vec![String::new(); pad];
+            line.extend([format!("  #{} {mark}", r.rep), String::new(), tput]);
+            line
         })
         .collect()
 }

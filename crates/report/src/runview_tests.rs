@@ -52,13 +52,16 @@ fn show_marks_noisy_points_outliers_and_figures_below_resolution() {
     assert!(text.contains("the exclusivity check warned: process 99 (yes) uses 97% of a CPU"), "{text}");
     assert!(text.contains("median 0.5%, max 97.0% of one CPU over 9 windows"), "{text}");
     assert!(text.contains("\nw0 (throughput in MB/s, CPU per unit in ms/MB; medians over repetitions)\n"));
-    let noisy = fields(&text, "clients=1 cpus=1");
-    assert_eq!(noisy[3], "3?", "{text}");
-    assert_eq!(noisy.last(), Some(&"noisy #1 #2 #3"), "{text}");
-    assert!(text.contains("? noisy clients=1 cpus=1: rep #1: other processes used 9.7 s"), "{text}");
-    assert_eq!(fields(&text, "clients=2 cpus=1").last(), Some(&"outlier #1 (kept)"), "{text}");
-    let below = fields(&text, "clients=4 cpus=1");
-    assert_eq!(below[4..6], ["below res", "-"], "no spread of a figure below resolution: {text}");
+    assert!(
+        text.contains("\nfixed: cpus=1\n#  parameters"),
+        "fixed parameters once, above the table: {text}"
+    );
+    let noisy = fields(&text, "clients=1");
+    assert_eq!(noisy[2], "3?", "the mark on n; the repetitions are listed under the table: {text}");
+    assert!(text.contains("? noisy clients=1: rep #1: other processes used 9.7 s"), "{text}");
+    assert_eq!(fields(&text, "clients=2").last(), Some(&"outlier #1"), "{text}");
+    let below = fields(&text, "clients=4");
+    assert_eq!(below[3..5], ["below res", "-"], "no spread of a figure below resolution: {text}");
     assert!(!text.contains("1000000") && !text.contains("1.00e"), "no absurd figure: {text}");
     assert!(text.contains("n? = noisy"), "the marks are explained: {text}");
 }
@@ -76,28 +79,15 @@ fn show_reps_marks_each_repetition() {
 fn quiet_runs_have_no_marks_legend_and_the_columns_stay() {
     let side = synthetic_side(1, "quiet", &Shape { workloads: 1, ..Shape::default() });
     let text = show_text(&report(&side), false);
-    let head = text.lines().find(|l| l.starts_with("#  variant")).expect("header");
+    let head = text.lines().find(|l| l.starts_with("#  parameters")).expect("header");
     let names: Vec<&str> = head.split("  ").map(str::trim).filter(|f| !f.is_empty()).collect();
     assert_eq!(
         names,
-        [
-            "#",
-            "variant",
-            "parameters",
-            "n",
-            "tput MB/s",
-            "cv %",
-            "total",
-            "kernel",
-            "user",
-            "wl cpu s",
-            "harness %",
-            "failed",
-            "note"
-        ]
+        ["#", "parameters", "n", "tput MB/s", "cv %", "total", "kernel", "user", "wl cpu s", "harness %"],
+        "one variant, no failure, no outlier: no variant, failed or note column"
     );
     assert!(!text.contains("n? = noisy") && !text.contains("? noisy"), "{text}");
-    assert_eq!(text.lines().filter(|l| l.contains(" default ")).count(), 8, "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit())).count(), 8, "{text}");
 }
 
 /// Two variants interleaved by repetition; `fast` sets a knob, reports an extra and fails once.
@@ -160,12 +150,7 @@ fn show_puts_variants_side_by_side_in_run_order() {
         .collect();
     assert_eq!(
         order,
-        [
-            ("default", "clients=1 cpus=1"),
-            ("fast", "clients=1 cpus=1"),
-            ("default", "clients=2 cpus=1"),
-            ("fast", "clients=2 cpus=1")
-        ]
+        [("default", "clients=1"), ("fast", "clients=1"), ("default", "clients=2"), ("fast", "clients=2")]
     );
     assert_eq!(fields(&text, "2  fast").get(11), Some(&"1"), "failed column: {text}");
     assert!(text.contains("#3 engine exited with code 3"), "{text}");
@@ -187,7 +172,9 @@ fn show_lists_at_most_ten_failed_cells() {
     assert_eq!(r.failures.len(), 12);
     let text = show_text(&r, false);
     assert_eq!(text.lines().filter(|l| l.starts_with("interrupted w0")).count(), 10, "{text}");
-    assert_eq!(fields(&text, "clients=1 cpus=1")[3..6], ["0", "-", "-"], "{text}");
+    assert!(text.contains("fixed: clients=1 cpus=1\n#  n  tput MB/s"), "no parameters column: {text}");
+    assert!(text.contains("harness %  failed\n"), "a failed column, no note column: {text}");
+    assert_eq!(fields(&text, "1  0")[..4], ["1", "0", "-", "-"], "{text}");
 }
 
 /// A mix-like run: jobs counted per user, 1 to 3 users, two variants.
@@ -267,7 +254,7 @@ fn summed_phases_are_in_the_report_but_show_lists_what_ran() {
     let phases: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
-        .filter_map(|l| l.split_whitespace().nth(3))
+        .filter_map(|l| l.split_whitespace().nth(2))
         .collect();
     assert_eq!(phases, ["phase=write", "phase=read", "phase=write", "phase=read"], "run order: {text}");
 }
@@ -297,4 +284,50 @@ fn profiled_points_list_their_images_and_symbols() {
     let text = show_text(&r, false);
     assert!(text.contains("profile of #2: 300 samples of cpu-clock in 3 window(s)"), "{text}");
     assert!(text.contains("copy_user  ([kernel.kallsyms])") && !text.contains("profile of #1"), "{text}");
+}
+
+#[test]
+fn show_escapes_control_characters_in_labels_and_errors() {
+    let mut side = two_variants();
+    side.run.label = "evil\x1b[2J\nlabel".into();
+    for c in &mut side.cells {
+        c.spec.variant = c.spec.variant.replace("fast", "fa\x07st");
+        if let Some(e) = &mut c.error {
+            *e = "line one\nfake row\x1b[31m".into();
+        }
+    }
+    let text = show_text(&report(&side), true);
+    assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+    assert!(text.starts_with("run 2 'evil\\x1b[2J\\nlabel' — "), "{text}");
+    assert!(text.contains("fa\\x07st") && text.contains("line one\\nfake row\\x1b[31m"), "{text}");
+}
+
+#[test]
+fn show_lists_latency_percentiles_per_point_and_operation() {
+    let mut side = synthetic_side(
+        3,
+        "lat",
+        &Shape { workloads: 1, clients: vec![1, 2], cpus: vec![1], ..Shape::default() },
+    );
+    for c in &mut side.cells {
+        let mut h = racehorse_core::LatencyHistogram::new();
+        (0..100).for_each(|i| h.record(if i < 99 { 10_000 } else { 2_000_000 }));
+        c.latencies = vec![racehorse_core::OpStats { op: "read".into(), latency: h }];
+    }
+    let r = report(&side);
+    let plain = crate::runview::show_text_with(&r, &side.cells, Default::default());
+    assert!(plain.contains("latency percentiles of 1 operation(s) are stored: show --latency"), "{plain}");
+    let opts = crate::runview::ShowOptions { reps: false, latency: true };
+    let text = crate::runview::show_text_with(&r, &side.cells, opts);
+    assert!(text.contains("#  operation  count     p50     p90     p99     max"), "{text}");
+    assert!(text.contains("1  read         300  10.0µs  10.0µs  10.0µs  2.00ms\n2  read"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&crate::runview_json::show_json(&r, &side.cells)).expect("json");
+    assert_eq!(json["format"], "racehorse-show");
+    let point = &json["tables"][0]["points"][0];
+    assert_eq!(point["params"], serde_json::json!({"clients": 1}), "varying parameters only");
+    assert_eq!(json["tables"][0]["fixed"], serde_json::json!({"cpus": 1}));
+    assert_eq!(point["latencies"][0]["count"], 300);
+    assert_eq!(point["n"], 3);
+    assert!(point["throughput_per_s"]["median"].as_f64().is_some_and(|t| t > 4e7), "{point}");
 }

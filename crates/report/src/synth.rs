@@ -110,5 +110,5 @@ pub fn synthetic_side(id: i64, label: &str, shape: &Shape) -> Side {
             }
         }
     }
-    Side { run: run_info(id, label), variant: None, cells }
+    Side::whole(run_info(id, label), cells)
 }

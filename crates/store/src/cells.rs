@@ -47,13 +47,13 @@ pub(crate) fn cpu_method_str(method: CpuMethod) -> &'static str {
     }
 }
 
-fn parse_cpu_method(s: &str) -> Option<CpuMethod> {
+pub(crate) fn parse_cpu_method(s: &str) -> Option<CpuMethod> {
     [CpuMethod::None, CpuMethod::Threads, CpuMethod::Children, CpuMethod::Cgroup]
         .into_iter()
         .find(|m| cpu_method_str(*m) == s)
 }
 
-fn parse_cell_status(s: &str) -> Option<CellStatus> {
+pub(crate) fn parse_cell_status(s: &str) -> Option<CellStatus> {
     [CellStatus::Ok, CellStatus::Failed, CellStatus::Interrupted].into_iter().find(|c| c.as_str() == s)
 }
 
@@ -139,7 +139,12 @@ impl Store {
     }
 }
 
-fn insert_cell_row(tx: &Transaction<'_>, run_id: i64, idx: usize, cell: &CellResult) -> Result<i64> {
+pub(crate) fn insert_cell_row(
+    tx: &Transaction<'_>,
+    run_id: i64,
+    idx: usize,
+    cell: &CellResult,
+) -> Result<i64> {
     let spec = &cell.spec;
     let idx = int("idx", u64::try_from(idx).unwrap_or(u64::MAX))?;
     tx.execute(
@@ -184,7 +189,7 @@ fn insert_cell_row(tx: &Transaction<'_>, run_id: i64, idx: usize, cell: &CellRes
     Ok(tx.last_insert_rowid())
 }
 
-fn insert_samples(tx: &Transaction<'_>, cell_id: i64, samples: &[SamplePoint]) -> Result<()> {
+pub(crate) fn insert_samples(tx: &Transaction<'_>, cell_id: i64, samples: &[SamplePoint]) -> Result<()> {
     let sql = format!(
         "INSERT INTO samples (cell_id, {SAMPLE_COLUMNS}) VALUES \
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
@@ -216,7 +221,7 @@ fn insert_samples(tx: &Transaction<'_>, cell_id: i64, samples: &[SamplePoint]) -
     Ok(())
 }
 
-fn insert_latencies(tx: &Transaction<'_>, cell_id: i64, latencies: &[OpStats]) -> Result<()> {
+pub(crate) fn insert_latencies(tx: &Transaction<'_>, cell_id: i64, latencies: &[OpStats]) -> Result<()> {
     let mut stmt = tx.prepare_cached(
         "INSERT INTO latencies (cell_id, op, count, mean_ns, p50_ns, p90_ns, p99_ns, max_ns, histogram_json) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",

@@ -60,6 +60,7 @@ fn latency_json(op: &str, h: &LatencyHistogram) -> Json {
         "p90_ns": h.quantile_ns(0.90),
         "p99_ns": h.quantile_ns(0.99),
         "max_ns": h.max_ns,
+        "histogram": h,
     })
 }
 
@@ -111,6 +112,7 @@ fn cell_json(cell: &CellResult) -> Json {
         "extra": cell.extra,
         "settings": cell.settings,
         "profile": cell.profile,
+        "samples": cell.samples,
         "quality": quality_json(cell),
     })
 }

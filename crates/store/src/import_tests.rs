@@ -1,0 +1,72 @@
+//! Tests of loading a JSON export into a store: the round trip keeps every figure, a second
+//! import of the same run writes nothing, unknown formats and versions are refused.
+
+use super::*;
+use crate::testutil::{failed_cell, full_cell, new_run};
+use crate::{export_json, Store};
+
+fn exported() -> (String, Vec<CellResult>) {
+    let store = Store::open_in_memory().unwrap();
+    let id = store.create_run(&new_run("moved")).unwrap();
+    let cells = [full_cell(1), failed_cell()];
+    for (i, c) in cells.iter().enumerate() {
+        store.insert_cell(id, i, c).unwrap();
+    }
+    store.finish_run(id, RunStatus::Partial).unwrap();
+    let run = store.run(id).unwrap().unwrap();
+    (export_json(&run, &store.run_cells(id).unwrap()), store.run_cells(id).unwrap())
+}
+
+#[test]
+fn an_export_loads_into_another_store_with_every_figure() {
+    let (text, cells) = exported();
+    let r = parse_export(&text).unwrap();
+    assert_eq!(r.latencies_without_histogram, 0);
+    let other = Store::open_in_memory().unwrap();
+    other.create_run(&new_run("already here")).unwrap();
+    let Imported::New(id) = other.import_run(&r).unwrap() else { panic!("a new run") };
+    assert_eq!(id, 2, "a new id in the other store");
+    let run = other.run(id).unwrap().unwrap();
+    assert_eq!((run.label.as_str(), run.host.as_str()), ("moved", "testhost"));
+    assert_eq!(run.status, RunStatus::Partial);
+    assert_eq!(run.env_json, r#"{"cpus":4,"kernel":"6.8.0"}"#, "the environment as JSON");
+    assert_eq!((run.cells_ok, run.cells_failed), (1, 1));
+    assert_eq!(other.run_cells(id).unwrap(), cells, "cells, samples, latencies, profile, quality");
+}
+
+#[test]
+fn the_same_export_twice_is_stored_once() {
+    let (text, _) = exported();
+    let r = parse_export(&text).unwrap();
+    let other = Store::open_in_memory().unwrap();
+    let first = other.import_run(&r).unwrap();
+    assert_eq!(first, Imported::New(1));
+    assert_eq!(other.import_run(&r).unwrap(), Imported::AlreadyPresent(1));
+    assert_eq!(other.list_runs().unwrap().len(), 1);
+}
+
+#[test]
+fn unknown_formats_and_versions_are_refused() {
+    let (text, _) = exported();
+    let v2 = text.replacen("\"version\": 1", "\"version\": 2", 1);
+    assert_eq!(parse_export(&v2), Err(ImportError::UnknownVersion { found: "2".into() }));
+    let other = text.replacen("racehorse-run", "racehorse-cell", 1);
+    assert!(matches!(parse_export(&other), Err(ImportError::NotAnExport { .. })));
+    assert!(parse_export("{").is_err());
+    let broken = text.replacen("\"unit\": \"bytes\"", "\"unit\": \"furlongs\"", 1);
+    assert_eq!(parse_export(&broken).unwrap_err().to_string(), "cells[0]: unit: unknown");
+}
+
+#[test]
+fn latencies_without_a_histogram_are_counted_not_invented() {
+    let (text, _) = exported();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for c in doc["cells"].as_array_mut().unwrap() {
+        for l in c["latencies"].as_array_mut().unwrap() {
+            l.as_object_mut().unwrap().remove("histogram");
+        }
+    }
+    let r = parse_export(&doc.to_string()).unwrap();
+    assert_eq!(r.latencies_without_histogram, 4, "two ops in each of two cells");
+    assert!(r.cells.iter().all(|c| c.latencies.is_empty()));
+}
