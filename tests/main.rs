@@ -1,5 +1,6 @@
 //! Integration tests of the racehorse binary and the libraries together (one test binary).
 
+mod cli_conventions;
 mod command_cli;
 mod common;
 mod compare_cli;

@@ -24,6 +24,42 @@ fn man_command() -> clap::Command {
     cmd
 }
 
+/// The command's after-help ("Examples:\n  …", "Exit codes:\n  …") as a man page section of
+/// its own, lines kept as they are (clap_mangen would fill them into one paragraph).
+fn after_help_section(text: &str) -> String {
+    let (title, body) = match text.split_once('\n') {
+        Some((head, body)) if head.ends_with(':') => (head.trim_end_matches(':').to_uppercase(), body),
+        _ => ("NOTES".to_string(), text),
+    };
+    let title = if title == "EXIT CODES" { "EXIT STATUS".to_string() } else { title };
+    let mut r = roff::Roff::new();
+    r.control("SH", [title.as_str()]).control("nf", []);
+    for line in body.lines() {
+        r.text([roff::roman(line)]);
+    }
+    r.control("fi", []);
+    // The page already starts with roff's apostrophe definitions; leave out the repeat.
+    r.render()
+        .lines()
+        .filter(|l| !l.starts_with(".ie ") && !l.starts_with(".el "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// One man page in roff: clap_mangen's sections, then the after-help section; and its file
+/// name (`racehorse-run.1` for a built subcommand).
+pub fn page(cmd: &clap::Command) -> std::io::Result<(String, Vec<u8>)> {
+    let after = cmd.get_after_help().map(|s| s.to_string());
+    let man = clap_mangen::Man::new(cmd.clone().after_help(None::<&str>))
+        .source(format!("racehorse {}", env!("CARGO_PKG_VERSION")));
+    let mut buf = Vec::new();
+    man.render(&mut buf)?;
+    if let Some(text) = after {
+        buf.extend_from_slice(after_help_section(&text).as_bytes());
+    }
+    Ok((man.get_filename(), buf))
+}
+
 /// Writes one page per visible command, the top one as `racehorse.1`, its subcommands as
 /// `racehorse-run.1`, `racehorse-plugd-check.1` …; returns the files written.
 pub fn write_pages(cmd: &clap::Command, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -31,16 +67,19 @@ pub fn write_pages(cmd: &clap::Command, dir: &Path) -> std::io::Result<Vec<PathB
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         written.extend(write_pages(sub, dir)?);
     }
-    written.push(clap_mangen::Man::new(cmd.clone()).generate_to(dir)?);
+    let (name, text) = page(cmd)?;
+    let path = dir.join(name);
+    std::fs::write(&path, text)?;
+    written.push(path);
     Ok(written)
 }
 
 pub fn man(a: &ManArgs) -> CmdResult {
     let cmd = man_command();
     let Some(dir) = &a.dir else {
+        let (_, text) = page(&cmd).context("rendering the man page")?;
         let mut out = std::io::stdout().lock();
-        clap_mangen::Man::new(cmd).render(&mut out).context("writing the man page")?;
-        out.flush().context("writing the man page")?;
+        out.write_all(&text).and_then(|_| out.flush()).context("writing the man page")?;
         return Ok(0);
     };
     std::fs::create_dir_all(dir)
@@ -177,8 +216,10 @@ mod tests {
         assert!(!names.iter().any(|n| n.contains("help")), "{names:?}");
         let top = std::fs::read_to_string(dir.path().join("racehorse.1")).unwrap();
         assert!(top.starts_with(".ie") || top.contains(".TH racehorse 1"), "{top}");
-        assert!(top.contains("Exit codes") && top.contains("75"), "{top}");
+        assert!(top.contains(".SH \"EXIT STATUS\"\n.nf\n") && top.contains("75"), "{top}");
+        assert!(!top.contains("EXTRA"), "the after-help is its own section: {top}");
         let run = std::fs::read_to_string(dir.path().join("racehorse-run.1")).unwrap();
-        assert!(run.contains("clients") && run.contains("Examples"), "{run}");
+        assert!(run.contains("clients") && run.contains(".SH EXAMPLES\n.nf\n"), "{run}");
+        assert!(run.contains("racehorse run quick \\-\\-dry\\-run"), "flags keep their minus signs: {run}");
     }
 }
