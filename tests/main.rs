@@ -5,6 +5,7 @@ mod command_cli;
 mod common;
 mod compare_cli;
 mod compute_cli;
+mod deb_cli;
 mod disk_cli;
 mod house_rules;
 mod micro_cli;
