@@ -45,15 +45,12 @@ pub fn runs(runs: &[RunInfo]) -> Value {
 /// `env --json`: the environment object itself with `format` and `version` added, so that
 /// readers of the bare object from before keep working.
 pub fn env(environment: &Environment) -> anyhow::Result<Value> {
-    let mut doc = Map::new();
+    let mut doc = match serde_json::to_value(environment).context("encoding the environment")? {
+        Value::Object(fields) => fields,
+        other => Map::from_iter([("environment".to_string(), other)]),
+    };
     doc.insert("format".into(), json!("racehorse-env"));
     doc.insert("version".into(), json!(VERSION));
-    match serde_json::to_value(environment).context("encoding the environment")? {
-        Value::Object(fields) => doc.extend(fields),
-        other => {
-            doc.insert("environment".into(), other);
-        }
-    }
     Ok(Value::Object(doc))
 }
 
