@@ -179,6 +179,28 @@ mod tests {
         assert!(v.is_hide_set(), "plugd's cpuplugd-style -V stays out of the help");
     }
 
+    /// The exit codes of `--help` are the ones README and docs/cli.md list.
+    #[test]
+    fn exit_codes_are_documented_alike() {
+        let readme = include_str!("../../../README.md");
+        let cli_doc = include_str!("../../../docs/cli.md");
+        let codes: Vec<&str> = crate::args::EXIT_CODES
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                l.split_whitespace().next().filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+            })
+            .collect();
+        assert_eq!(codes, ["0", "1", "2", "75", "128+N"]);
+        for code in codes {
+            let row = format!("\n| {code} |");
+            assert!(
+                readme.contains(&row) && cli_doc.contains(&row),
+                "exit code {code} is missing from a doc"
+            );
+        }
+    }
+
     #[test]
     fn every_shell_gets_a_script_with_the_engine_shortcuts() {
         for shell in [

@@ -112,8 +112,15 @@ impl ProgressSink {
     fn redraw(&self) {
         let position = format!("{}/{}", self.bar.position(), self.bar.length().unwrap_or(0));
         let (msg, prefix) = fit_line((self.width)(), position.len(), &self.label, self.phase, &self.eta);
-        self.bar.set_prefix(prefix);
-        self.bar.set_message(msg);
+        // Each setter draws: change first the part that shrinks, so that no intermediate
+        // line is wider than the terminal.
+        if measure_text_width(&prefix) > measure_text_width(&self.bar.prefix()) {
+            self.bar.set_message(msg);
+            self.bar.set_prefix(prefix);
+        } else {
+            self.bar.set_prefix(prefix);
+            self.bar.set_message(msg);
+        }
     }
 
     fn finished(&self, result: &racehorse_core::CellResult) {
@@ -246,7 +253,8 @@ mod tests {
     }
 
     /// The last progress line drawn on a `width`-column terminal after a cell with a long
-    /// label started and reached its measured window, with 1h05m of the plan left.
+    /// label started and reached its measured window, with 1h05m of the plan left; every
+    /// line drawn on the way fits too.
     fn drawn_line(width: u16, workload: &str, variant: &str) -> String {
         let screen = Screen { width, written: Arc::new(Mutex::new(Vec::new())) };
         let target = ProgressDrawTarget::term_like(Box::new(screen.clone()));
@@ -260,6 +268,9 @@ mod tests {
         sink.event(&Event::CellStarted { index: 7, spec, cells: 120 }).unwrap();
         sink.event(&Event::CellPhase { index: 7, phase: CellPhase::Warmup }).unwrap();
         let written = screen.written.lock().unwrap();
+        for drawn in written.iter().filter(|l| l.contains("/120")) {
+            assert!(measure_text_width(drawn) <= usize::from(width), "{width}: drawn {drawn:?}");
+        }
         let line = written.iter().rev().find(|l| l.contains("ETA")).expect("a progress line was drawn");
         line.trim_start_matches('\r').to_string()
     }
