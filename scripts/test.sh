@@ -25,6 +25,11 @@ command -v perf >/dev/null 2>&1 || need_pkgs+=(linux-perf)
 # The oltp and analytics engines run a throw-away PostgreSQL cluster and the sysbench adapter.
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_pkgs+=(postgresql)
 command -v sysbench >/dev/null 2>&1 || need_pkgs+=(sysbench)
+# The Debian package test (tests/deb_cli.rs) builds the .deb with scripts/build-deb.sh (dpkg-deb;
+# dpkg-shlibdeps for Depends; strip), installs it, asks `man -w racehorse` and purges it.
+command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
+command -v dpkg-shlibdeps >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
+command -v strip >/dev/null 2>&1 || need_pkgs+=(binutils)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -1,10 +1,12 @@
 //! Integration tests of the racehorse binary and the libraries together (one test binary).
 
+mod cli_conventions;
 mod command_cli;
 mod common;
 mod compare_by_cli;
 mod compare_cli;
 mod compute_cli;
+mod deb_cli;
 mod disk_cli;
 mod house_rules;
 mod import_cli;

@@ -3,6 +3,29 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// The exit codes, shown at the end of `racehorse --help` (README and docs/cli.md list the
+/// same; crates/runner/src/error.rs `RunError::exit_code` decides them for a run).
+pub const EXIT_CODES: &str = "Exit codes:
+  0        success (a run: every cell ok)
+  1        failure: a run finished with failed cells, or an error (store, machine, engine)
+  2        usage error: bad flag, suite file, option value, or a missing tool; the message
+           says what to do
+  3        `compare --fail-on-regression PCT` found a significant regression of at least PCT
+  75       another racehorse (a run or plugd) holds the machine: try again, or `run --wait`
+  128+N    stopped by signal N after restoring the machine: 130 SIGINT (Ctrl-C), 143
+           SIGTERM, 129 SIGHUP";
+
+/// Examples at the end of `racehorse run --help`.
+pub const RUN_EXAMPLES: &str = "Examples:
+  racehorse run quick                               a tour of every area (~3 min), then a per-area table
+  racehorse run quick --dry-run                     the plan and its estimated duration
+  racehorse run fileserver --clients 1,4 --cpus 1,2 --runtime 10s --reps 3
+  racehorse run micro -o bench=syscall --label before
+  racehorse run command --label gzip -- sh -c 'gzip -c big.bin >/dev/null'
+  racehorse run suite.toml --variant base,ra-1m --order random
+  racehorse run standard --format json > events.jsonl   JSON lines only on stdout
+  racehorse run disk --reps auto --dir /mnt/scratch --wait";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "racehorse",
@@ -10,12 +33,19 @@ use std::path::PathBuf;
     about = "A Linux performance-evaluation lab: run workloads, measure throughput and CPU per unit of work, store and compare",
     long_about = "racehorse runs workloads on this machine, scales them over CPUs and processes, and measures \
                   throughput and processor consumption per unit of work (total, kernel, user). Every result is \
-                  stored in SQLite.\n\nStart with `racehorse run quick` (a tour of every area, about 3 minutes), then `racehorse show LABEL`."
+                  stored in SQLite.\n\nStart with `racehorse run quick` (a tour of every area, about 3 minutes), then `racehorse show LABEL`.",
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
     /// SQLite database (default: $XDG_DATA_HOME/racehorse/racehorse.db)
     #[arg(long, global = true, env = "RACEHORSE_DB")]
     pub db: Option<PathBuf>,
+    /// Less on stderr: no progress bar (results, warnings and errors still print)
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// More on stderr: `run` prints a line per finished cell, `plugd` logs every decision
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -23,9 +53,10 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a preset (quick, standard), a workload by name, or a suite file (TOML)
+    #[command(after_help = RUN_EXAMPLES)]
     Run(Box<RunArgs>),
     /// List stored runs: id, label, date, status, host, cells
-    List,
+    List(ListArgs),
     /// Show a run's cells: throughput and CPU per unit of work (total, kernel, user)
     Show(ShowArgs),
     /// Export a run as JSON or CSV (versioned contract in docs/formats.md)
@@ -47,6 +78,40 @@ pub enum Command {
     Plugd(crate::args_plugd::PlugdArgs),
     /// Serve as the peer of the `net` workload run from another host (benchmark protocol only)
     Serve(ServeArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(
+        after_help = "Examples:\n  racehorse completions bash > ~/.local/share/bash-completion/completions/racehorse\n  \
+                            racehorse completions zsh > ~/.zfunc/_racehorse   (with fpath+=~/.zfunc)\n  \
+                            racehorse completions fish > ~/.config/fish/completions/racehorse.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the man page (racehorse.1), or write one page per command into a directory
+    #[command(
+        after_help = "Examples:\n  racehorse man | man -l -\n  racehorse man --dir /usr/local/share/man/man1"
+    )]
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write racehorse.1 and one page per subcommand (racehorse-run.1 …) into DIR instead of
+    /// printing racehorse.1
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Print JSON (contract `racehorse-runs`, docs/formats.md)
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -237,9 +302,6 @@ pub struct RunArgs {
     /// Print the plan and its estimated duration, run nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// No progress bar
-    #[arg(long, short)]
-    pub quiet: bool,
     /// Output: text, or JSON lines of events (stdout carries JSON only)
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub format: RunFormat,
@@ -307,7 +369,7 @@ pub struct ExportArgs {
 pub struct EnvArgs {
     /// Run id or label; without it, capture this machine now
     pub run: Option<String>,
-    /// Print JSON
+    /// Print JSON (the environment with `format` `racehorse-env`, docs/formats.md)
     #[arg(long)]
     pub json: bool,
 }
@@ -317,6 +379,9 @@ pub struct WorkloadsArgs {
     /// Print the overview as the markdown table of docs/workloads.md
     #[arg(long)]
     pub markdown: bool,
+    /// Print JSON (contract `racehorse-workloads`, docs/formats.md); also after `show NAME`
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub sub: Option<WorkloadsSub>,
 }

@@ -29,7 +29,7 @@ pub enum MemoryArg {
                   UPDATE seconds it samples /proc, evaluates HOTPLUG (which wins) and HOTUNPLUG and plugs the lowest \
                   offline CPU or unplugs the highest online one, within CPU_MIN..CPU_MAX. SIGTERM/SIGINT restore the \
                   CPUs it found; SIGHUP reloads the config.\n\nExamples:\n  racehorse plugd check /etc/cpuplugd.conf\n  \
-                  racehorse plugd -c /etc/cpuplugd.conf -f -V\n  racehorse plugd record -o trace.jsonl --count 600\n  \
+                  racehorse plugd -c /etc/cpuplugd.conf -f -v\n  racehorse plugd record -o trace.jsonl --count 600\n  \
                   racehorse plugd -c my.conf --replay trace.jsonl"
 )]
 pub struct PlugdArgs {
@@ -41,9 +41,10 @@ pub struct PlugdArgs {
     /// Stay in the foreground and log to stderr (else detach and log to syslog)
     #[arg(short = 'f', long)]
     pub foreground: bool,
-    /// Debug lines: every decision and failed candidate
-    #[arg(short = 'V', long)]
-    pub verbose: bool,
+    /// cpuplugd's spelling of racehorse's -v/--verbose (debug lines: every decision and
+    /// failed candidate); hidden, kept so that cpuplugd command lines work (docs/plugd.md)
+    #[arg(short = 'V', hide = true)]
+    pub verbose_cpuplugd: bool,
     /// What to size
     #[arg(long, value_enum, default_value_t = BackendArg::Sysfs)]
     pub backend: BackendArg,

@@ -32,7 +32,8 @@ fn root(a: &PlugdArgs) -> Result<SysRoot, Failure> {
     }
 }
 
-pub fn plugd(a: &PlugdArgs) -> CmdResult {
+/// `racehorse plugd`; `verbose` is the global -v (or plugd's hidden cpuplugd-style -V).
+pub fn plugd(a: &PlugdArgs, verbose: bool) -> CmdResult {
     let root = root(a)?;
     match &a.cmd {
         Some(PlugdCmd::Check { file }) => {
@@ -52,7 +53,7 @@ pub fn plugd(a: &PlugdArgs) -> CmdResult {
             }
             Ok(0)
         }
-        None => daemon(a, root),
+        None => daemon(a, root, verbose || a.verbose_cpuplugd),
     }
 }
 
@@ -102,7 +103,7 @@ fn machine_lock(a: &PlugdArgs) -> Option<PathBuf> {
     }
 }
 
-fn daemon(a: &PlugdArgs, root: SysRoot) -> CmdResult {
+fn daemon(a: &PlugdArgs, root: SysRoot, verbose: bool) -> CmdResult {
     let Some(config) = &a.config else {
         return Err(Failure::usage(
             "racehorse plugd needs -c FILE (a cpuplugd.conf); see `racehorse plugd --help` and docs/plugd.md",
@@ -121,7 +122,7 @@ fn daemon(a: &PlugdArgs, root: SysRoot) -> CmdResult {
     racehorse_plugd::load(config).map_err(Failure::usage)?;
     let mut ready =
         if a.foreground { Ready::none() } else { detach().map_err(|e| anyhow::anyhow!("{e}"))? };
-    let log = if a.foreground { Log::stderr(a.verbose) } else { Log::to_syslog(a.verbose) };
+    let log = if a.foreground { Log::stderr(verbose) } else { Log::to_syslog(verbose) };
     let flags = Flags::from_signals().map_err(|e| anyhow::anyhow!("signal handlers: {e}"))?;
     let opts = Options {
         config: config.clone(),

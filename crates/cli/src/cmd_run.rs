@@ -287,7 +287,7 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         warm_up: !a.no_warm_up,
         version: env!("CARGO_PKG_VERSION").to_string(),
     };
-    execute_plan(a, &store, &req, &signals)
+    execute_plan(cli, a, &store, &req, &signals)
 }
 
 /// `--reps N` or `--reps auto`, then --max-reps and --target-ci-pct, which need adaptive
@@ -330,11 +330,11 @@ fn apply_reps(suite: &mut Suite, a: &RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn execute_plan(a: &RunArgs, store: &Store, req: &RunRequest, signals: &StopSignals) -> CmdResult {
+fn execute_plan(cli: &Cli, a: &RunArgs, store: &Store, req: &RunRequest, signals: &StopSignals) -> CmdResult {
     let json = a.format == RunFormat::Json;
     let etas = (0..req.plan.cells.len()).map(|i| req.plan.eta_from(i)).collect();
-    let quiet = a.quiet || json || !std::io::stderr().is_terminal();
-    let mut progress = ProgressSink::new(quiet, etas);
+    let quiet = cli.quiet || json || !std::io::stderr().is_terminal();
+    let mut progress = ProgressSink::new(quiet, etas).verbose(cli.verbose > 0 && !json);
     let mut json_sink = JsonLinesSink::new(std::io::stdout());
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut progress];
     if json {

@@ -13,14 +13,20 @@ use racehorse_report::units::date;
 use racehorse_report::{run_report, CompareOptions, RunReport, Side};
 use racehorse_store::{export_csv, export_json, Store};
 
-pub fn list(cli: &Cli) -> CmdResult {
+pub fn list(cli: &Cli, json: bool) -> CmdResult {
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
+    if !path.exists() && json {
+        return crate::json_out::print(&crate::json_out::runs(&[]));
+    }
     if !path.exists() {
         println!("no runs yet (no store at {}); try `racehorse run quick`", path.display());
         return Ok(0);
     }
     let store = open_store_read_only(cli)?;
     let runs = store.list_runs().context("listing runs")?;
+    if json {
+        return crate::json_out::print(&crate::json_out::runs(&runs));
+    }
     if runs.is_empty() {
         println!("no runs yet; try `racehorse run quick`");
         return Ok(0);
@@ -104,7 +110,7 @@ pub fn env(cli: &Cli, a: &EnvArgs) -> CmdResult {
         None => env::capture(&SysRoot::host(), &[std::env::temp_dir()]),
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&environment).context("encoding JSON")?);
+        crate::json_out::print(&crate::json_out::env(&environment)?)?;
     } else {
         let mut t = Table::new(&["key", "value"], 2);
         for (k, v) in environment.flatten() {

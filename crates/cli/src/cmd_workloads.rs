@@ -93,7 +93,11 @@ fn details(e: &dyn Engine) -> String {
 
 pub fn workloads(a: &WorkloadsArgs) -> CmdResult {
     let engines = registry();
+    if a.json && a.markdown {
+        return Err(Failure::usage("--json and --markdown: choose one"));
+    }
     match &a.sub {
+        None if a.json => return crate::json_out::print(&crate::json_out::workloads(engines)),
         None if a.markdown => print!("{}", docs_table(engines)),
         None => {
             print!("{}", overview(engines));
@@ -104,6 +108,9 @@ pub fn workloads(a: &WorkloadsArgs) -> CmdResult {
                 let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
                 Failure::usage(format!("unknown workload '{name}'; valid workloads: {}", names.join(", ")))
             })?;
+            if a.json {
+                return crate::json_out::print(&crate::json_out::workload_doc(e));
+            }
             print!("{}", details(e));
             println!(
                 "\nruntime, warmup, reps and cpus apply to every workload (see `racehorse run --help`)."

@@ -1,19 +1,21 @@
 //! The `racehorse` binary: parses the command line (clap types live here only) and calls
-//! the libraries. Exit codes: 0 success, 1 run finished with failed cells or an error,
-//! 2 usage error (bad flag, suite file, parameter, missing tool), 3 `compare
-//! --fail-on-regression` found a significant regression, 75 another racehorse
-//! holds the machine (try again, or `run --wait`), 128 + signal when stopped by SIGINT
-//! (130), SIGTERM (143) or SIGHUP (129).
+//! the libraries. Exit codes (`args::EXIT_CODES`, shown by `--help`): 0 success, 1 run
+//! finished with failed cells or an error, 2 usage error (bad flag, suite file, parameter,
+//! missing tool), 3 `compare --fail-on-regression` found a significant regression, 75
+//! another racehorse holds the machine (try again, or `run --wait`), 128 + signal when
+//! stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129).
 
 mod args;
 mod args_plugd;
 mod cmd_compare;
+mod cmd_docs;
 mod cmd_import;
 mod cmd_plugd;
 mod cmd_run;
 mod cmd_serve;
 mod cmd_show;
 mod cmd_workloads;
+mod json_out;
 mod shortcuts;
 
 use args::{Cli, Command};
@@ -61,12 +63,18 @@ fn quiet_on_closed_pipe(cmd: &Command) {
     }
 }
 
-/// The command line, with `run`'s shortcut flags and help generated from the engines.
-fn parse_command_line() -> Cli {
+/// The whole command line: the clap definitions with `run`'s shortcut flags and help
+/// generated from the engines. Parsing, completions and man pages all use this one.
+pub fn full_command() -> clap::Command {
     let engines = racehorse_engines::registry();
     let presets: Vec<&str> = racehorse_runner::presets::PRESETS.iter().map(|p| p.0).collect();
-    let command = Cli::command().mut_subcommand("run", |run| shortcuts::augment(run, engines, &presets));
-    let matches = command.get_matches();
+    Cli::command().mut_subcommand("run", |run| shortcuts::augment(run, engines, &presets))
+}
+
+/// The parsed command line (see [`full_command`]).
+fn parse_command_line() -> Cli {
+    let engines = racehorse_engines::registry();
+    let matches = full_command().get_matches();
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let (Command::Run(a), Some(("run", m))) = (&mut cli.command, matches.subcommand()) {
         a.shortcut_values = shortcuts::values(m, engines);
@@ -85,16 +93,18 @@ fn main() -> ExitCode {
     quiet_on_closed_pipe(&cli.command);
     let result = match &cli.command {
         Command::Run(a) => cmd_run::run(&cli, a),
-        Command::List => cmd_show::list(&cli),
+        Command::List(a) => cmd_show::list(&cli, a.json),
         Command::Show(a) => cmd_show::show(&cli, a),
         Command::Export(a) => cmd_show::export(&cli, a),
         Command::Env(a) => cmd_show::env(&cli, a),
         Command::Workloads(a) => cmd_workloads::workloads(a),
+        Command::Completions(a) => cmd_docs::completions(a),
+        Command::Man(a) => cmd_docs::man(a),
         Command::Compare(a) => cmd_compare::compare(&cli, a),
         Command::Report(a) => cmd_compare::report(&cli, a),
         Command::Import(a) => cmd_import::import(&cli, a),
         Command::Restore => cmd_run::restore(),
-        Command::Plugd(a) => cmd_plugd::plugd(a),
+        Command::Plugd(a) => cmd_plugd::plugd(a, cli.verbose > 0),
         Command::Serve(a) => cmd_serve::serve(a),
     };
     match result {

@@ -1,5 +1,5 @@
 //! The daemon's log: stderr with a timestamp in the foreground (the journal picks it up under
-//! systemd), syslog (facility daemon) when detached; debug lines only with -V.
+//! systemd), syslog (facility daemon) when detached; debug lines only with -v (or cpuplugd's -V).
 
 use std::ffi::CString;
 
