@@ -20,7 +20,10 @@ fn line_chart() -> LineChart {
                 })
                 .collect();
             let run = if dashed { "base" } else { "new" };
-            series.push(Series { name: format!("{run} {cpus} CPUs"), points, dashed, color });
+            let mut s = Series::line(format!("{run} {cpus} CPUs"), points, dashed, color);
+            s.intervals = s.points.iter().map(|&(x, y)| (x, y * 0.97, y * 1.03)).collect();
+            s.reps = s.points.iter().flat_map(|&(x, y)| [(x, y * 0.98), (x, y * 1.02)]).collect();
+            series.push(s);
         }
     }
     LineChart {
@@ -29,6 +32,7 @@ fn line_chart() -> LineChart {
         y_label: "throughput (MB/s)".into(),
         series,
         y_from_zero: true,
+        x_log2: true,
     }
 }
 

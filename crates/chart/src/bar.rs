@@ -3,39 +3,52 @@
 
 use crate::axis::{clamp_value, format_percent, nice_ticks, Scale};
 use crate::frame::{
-    draw_legend, draw_title, draw_y_axis, layout_legend, no_data, plan_category_labels, y_axis_margin_px,
-    LegendItem, Plot, Swatch, AXIS_COLOR, PLOT_HEIGHT_PX, PLOT_TOP_PX, RIGHT_MARGIN_PX, WIDTH_PX,
+    draw_legend, draw_title, draw_y_axis, layout_legend, no_data, y_axis_margin_px, LegendItem, Plot, Swatch,
+    AXIS_COLOR, PLOT_HEIGHT_PX, PLOT_TOP_PX, RIGHT_MARGIN_PX, WIDTH_PX,
 };
+use crate::labels::plan_category_labels;
 use crate::svg::{Anchor, Svg, TextStyle};
 
-/// How a case compares with its baseline.
+/// How a case compares with its baseline, by significance: only a significant change is
+/// coloured as better or worse, whatever its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// Significantly better.
     Better,
+    /// Significantly worse.
     Worse,
+    /// Tested, and not significant.
     Same,
+    /// Not tested: too few repetitions for an interval.
+    Untested,
     /// Not judged: the case ran while something else disturbed the machine.
     Noisy,
 }
 
 impl Verdict {
-    /// Fill colour: green for better, red (vermillion) for worse, grey for same, pale grey
-    /// for noisy.
+    /// Every verdict, in legend order.
+    pub const ALL: [Verdict; 5] =
+        [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Untested, Verdict::Noisy];
+
+    /// Fill colour: green for significantly better, red (vermillion) for significantly worse,
+    /// grey for not significant, pale blue-grey for untested, pale grey for noisy.
     pub fn color(self) -> &'static str {
         match self {
             Verdict::Better => "#009E73",
             Verdict::Worse => "#D55E00",
             Verdict::Same => "#9E9E9E",
-            Verdict::Noisy => "#D9D9D9",
+            Verdict::Untested => "#B9C7D8",
+            Verdict::Noisy => "#E3E3E3",
         }
     }
 
-    /// Lower-case word for legends and tooltips.
+    /// Lower-case words for legends and tooltips.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::Same => "same",
+            Verdict::Better => "significantly better",
+            Verdict::Worse => "significantly worse",
+            Verdict::Same => "not significant",
+            Verdict::Untested => "not tested (< 3 repetitions)",
             Verdict::Noisy => "noisy, not judged",
         }
     }
@@ -117,10 +130,8 @@ impl BarChart {
             Plot { left, top: PLOT_TOP_PX, width: slot * self.bars.len() as f64, height: PLOT_HEIGHT_PX };
         let width = plot.right() + RIGHT_MARGIN_PX;
 
-        let verdicts: Vec<Verdict> = [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy]
-            .into_iter()
-            .filter(|v| self.bars.iter().any(|b| b.verdict == *v))
-            .collect();
+        let verdicts: Vec<Verdict> =
+            Verdict::ALL.into_iter().filter(|v| self.bars.iter().any(|b| b.verdict == *v)).collect();
         let items: Vec<LegendItem<'_>> = verdicts
             .iter()
             .map(|v| LegendItem { swatch: Swatch::Box { color: v.color() }, text: v.as_str() })
@@ -232,6 +243,9 @@ mod tests {
         for v in [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy] {
             assert!(svg.contains(&format!("fill=\"{}\"", v.color())), "{v:?}");
         }
+        assert!(svg.contains(">significantly better</text>") && svg.contains(">not significant</text>"));
+        let colors: std::collections::BTreeSet<&str> = Verdict::ALL.iter().map(|v| v.color()).collect();
+        assert_eq!(colors.len(), Verdict::ALL.len(), "every verdict has its own colour");
         assert!(svg.contains(">noisy, not judged</text>"), "the legend names noisy bars");
         assert_ne!(Verdict::Better.color(), Verdict::Worse.color());
         assert_ne!(Verdict::Same.color(), Verdict::Worse.color());
@@ -310,13 +324,12 @@ mod tests {
     proptest! {
         #[test]
         fn arbitrary_bars_give_well_formed_svg(
-            values in prop::collection::vec((any::<f64>(), prop::option::of((-1e6f64..1e6, -1e6f64..1e6)), 0..4u8), 0..20),
+            values in prop::collection::vec((any::<f64>(), prop::option::of((-1e6f64..1e6, -1e6f64..1e6)), 0..5u8), 0..20),
         ) {
-            let verdicts = [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy];
             let bars = values
                 .into_iter()
                 .enumerate()
-                .map(|(i, (v, ci, k))| bar(&format!("case {i}"), v, ci, verdicts[k as usize]))
+                .map(|(i, (v, ci, k))| bar(&format!("case {i}"), v, ci, Verdict::ALL[k as usize]))
                 .collect();
             let svg = BarChart { title: "t".into(), y_label: "%".into(), bars }.to_svg();
             prop_assert!(check_well_formed(&svg).is_ok(), "{}", svg);

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use crate::axis::{clamp_value, format_value, nice_ticks, Scale};
 use crate::frame::{
     chars_fitting, draw_baseline, draw_legend, draw_title, draw_y_axis, layout_legend, no_data,
-    plan_category_labels, text_width_px, truncate, y_axis_margin_px, LegendItem, Plot, Swatch,
-    PLOT_HEIGHT_PX, PLOT_TOP_PX, RIGHT_MARGIN_PX, WIDTH_PX,
+    text_width_px, truncate, y_axis_margin_px, LegendItem, Plot, Swatch, PLOT_HEIGHT_PX, PLOT_TOP_PX,
+    RIGHT_MARGIN_PX, WIDTH_PX,
 };
+use crate::labels::plan_category_labels;
 use crate::palette_color;
 use crate::svg::{Anchor, Svg, TextStyle};
 
