@@ -15,7 +15,8 @@ use std::path::Path;
 const PROFILE_TOP: usize = 10;
 
 /// Resolves `RUN` or `RUN@VARIANT` (a label containing `@` still resolves as a whole).
-/// `series`: also read samples and latency histograms (the one-run report's monitor chart).
+/// `series`: also read samples (the one-run report's monitor chart); latency histograms are
+/// always read (compare compares their percentiles).
 fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
     let (run, variant) = match store.resolve_run(key) {
         Ok(run) => (run, None),
@@ -26,7 +27,7 @@ fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
             _ => return Err(usage_or_fail(first)),
         },
     };
-    let cells = if series { store.run_cells(run.id) } else { store.run_cells_without_series(run.id) };
+    let cells = if series { store.run_cells(run.id) } else { store.run_cells_with_latencies(run.id) };
     let cells = cells.with_context(|| format!("reading the cells of run {}", run.id))?;
     Ok(Side { run, variant, cells })
 }

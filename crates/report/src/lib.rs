@@ -85,3 +85,6 @@ mod trust_tests;
 
 #[cfg(test)]
 mod runview_tests;
+
+#[cfg(test)]
+mod items_tests;
