@@ -261,3 +261,13 @@ fn latency_charts_are_drawn_per_workload() {
     let html = crate::compare_html(&c, View::default());
     assert!(html.contains("<table class=\"latency\""), "a latency table in the page");
 }
+
+#[test]
+fn run_report_throughput_chart_has_error_bars_and_repetitions() {
+    let side = synthetic_side(1, "a", &Shape { workloads: 1, ..Shape::default() });
+    let r = crate::run_report(&side, 0.05, &|_: &str| "Area".to_string());
+    let html = crate::run_html(&r);
+    let chart = html.split("<svg").find(|s| s.contains("throughput vs clients")).expect("scaling chart");
+    assert!(chart.contains("class=\"errorbars\"") && chart.contains("class=\"reps\""));
+    assert!(chart.contains("<g class=\"axis-x log2\">"));
+}

@@ -295,7 +295,8 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
     doc.push(Block::Table(area_grid(c)));
     overall_lines(c, &mut doc);
     for t in &c.tables {
-        doc.push(Block::Heading(2, format!("{} — {}", t.title(), t.area)));
+        let areas: Vec<String> = crate::summary::rows_by_area(t).into_iter().map(|(a, _)| a).collect();
+        doc.push(Block::Heading(2, format!("{} — {}", t.title(), areas.join(", "))));
         for side in 0..c.news.len() {
             doc.push(Block::Table(workload_grid(c, t, side, view)));
             doc.extend(noisy_lines(t, side));

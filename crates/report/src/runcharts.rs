@@ -8,29 +8,40 @@ use crate::units::unit_view;
 use racehorse_chart::{LineChart, Series, StackBar, StackGroup, StackedBarChart};
 use std::collections::BTreeMap;
 
+/// Throughput against the load axis: per other-parameter set, the median with the 95%
+/// t-interval of the mean as an error bar and every ok repetition as a dot.
 fn run_scaling(t: &RunTable) -> Option<String> {
     let axis = load_axis(&t.columns)?;
     let u = unit_view(t.unit);
-    let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut lines: BTreeMap<String, Series> = BTreeMap::new();
     for row in &t.rows {
         let Some((x, key)) = split_load(&row.params, &axis, &t.columns) else { continue };
-        if let Some(s) = row.metric(Metric::Throughput) {
-            lines.entry(key).or_default().push((x, s.median * u.tput_scale));
+        let Some(s) = row.metric(Metric::Throughput) else { continue };
+        let color = lines.len();
+        let name = if key.is_empty() { "median".to_string() } else { key.clone() };
+        let series = lines.entry(key).or_insert_with(|| Series::line(name, Vec::new(), false, color));
+        let median = s.median * u.tput_scale;
+        series.points.push((x, median));
+        let reps: Vec<f64> = row
+            .reps
+            .iter()
+            .filter(|r| r.status == racehorse_core::CellStatus::Ok)
+            .filter_map(|r| r.units_per_s)
+            .collect();
+        if let (Some(hw), Some(sum)) =
+            (racehorse_stats::relative_half_width(&reps, 0.95), racehorse_stats::Summary::of(&reps))
+        {
+            let mean = sum.mean * u.tput_scale;
+            series.intervals.push((x, mean * (1.0 - hw), mean * (1.0 + hw)));
         }
+        series.reps.extend(reps.iter().map(|v| (x, v * u.tput_scale)));
     }
-    let series = lines
-        .into_iter()
-        .enumerate()
-        .map(|(color, (key, points))| {
-            Series::line(if key.is_empty() { "median".to_string() } else { key }, points, false, color)
-        })
-        .collect();
     Some(
         LineChart {
             title: format!("{}: throughput vs {axis}", t.title()),
-            x_label: axis.clone(),
+            x_label: format!("{axis} (log2)"),
             y_label: format!("throughput ({})", u.tput_label),
-            series,
+            series: lines.into_values().collect(),
             y_from_zero: true,
             x_log2: x_log2(&axis),
         }
