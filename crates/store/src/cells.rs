@@ -98,22 +98,14 @@ impl Store {
     /// The cells of a run in plan order with their latency histograms but without samples:
     /// what comparisons need (they compare latency percentiles, not the monitor series).
     pub fn run_cells_with_latencies(&self, run_id: i64) -> Result<Vec<CellResult>> {
-        let mut cells = self.load_cells(run_id, false)?;
-        let ids = self.cell_ids(run_id)?;
-        for (cell, id) in cells.iter_mut().zip(ids) {
-            cell.latencies = self.latencies(id)?;
-        }
-        Ok(cells)
-    }
-
-    /// The ids of a run's cells in the order [`Self::run_cells`] returns them.
-    fn cell_ids(&self, run_id: i64) -> Result<Vec<i64>> {
-        let mut stmt = self.conn.prepare(CELL_SELECT)?;
-        let rows = stmt.query_map([run_id], |row| row.get::<_, i64>(0))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        self.load_cells_with(run_id, false, true)
     }
 
     fn load_cells(&self, run_id: i64, with_series: bool) -> Result<Vec<CellResult>> {
+        self.load_cells_with(run_id, with_series, with_series)
+    }
+
+    fn load_cells_with(&self, run_id: i64, samples: bool, latencies: bool) -> Result<Vec<CellResult>> {
         let mut stmt = self.conn.prepare(CELL_SELECT)?;
         let rows = stmt.query_map([run_id], |row| Ok((row.get::<_, i64>(0)?, cell_from_row(row)?)))?;
         let mut cells = Vec::new();
@@ -121,8 +113,10 @@ impl Store {
             let (cell_id, cell) = row?;
             let mut cell =
                 cell.map_err(|detail| StoreError::Corrupt { table: "cells", id: cell_id, detail })?;
-            if with_series {
+            if samples {
                 cell.samples = self.samples(cell_id)?;
+            }
+            if latencies {
                 cell.latencies = self.latencies(cell_id)?;
             }
             cells.push(cell);
