@@ -251,7 +251,13 @@ fn area_grid(c: &Comparison) -> Grid {
     h.extend(
         ["Area", "Throughput (geomean)", "CPU savings (geomean)", "workloads", "points"].map(String::from),
     );
-    let mut g = Grid::new("areas", "By area: geometric means over every point", h, if multi { 2 } else { 1 });
+    let none_significant = c.verdicts.iter().all(|v| v.significant == 0);
+    let caption = if none_significant {
+        "By area: geometric means over every point — point estimates only, no point is significant"
+    } else {
+        "By area: geometric means over every point"
+    };
+    let mut g = Grid::new("areas", caption, h, if multi { 2 } else { 1 });
     for a in &c.areas {
         let mut row = Vec::new();
         if multi {
