@@ -88,16 +88,33 @@ fn finite_ci(bar: &Bar) -> Option<(f64, f64)> {
     (a.is_finite() && b.is_finite()).then(|| (clamp_value(a.min(b)), clamp_value(a.max(b))))
 }
 
-/// Value range to show: zero, all finite values and intervals, plus headroom for labels.
+/// How far whiskers may reach: three times the largest bar, at least 20 (%). A ratio's
+/// interval turned into a "lower is better" gain is unbounded below (a CPU-per-unit ratio
+/// of 100 is a gain of −9900%), and one wide interval must not flatten every bar; clipped
+/// whiskers have no cap at the clipped end, and the tooltip keeps the whole interval.
+fn whisker_limit(bars: &[Bar]) -> f64 {
+    let largest = bars.iter().map(|b| b.value).filter(|v| v.is_finite()).fold(0.0_f64, |m, v| m.max(v.abs()));
+    (3.0 * clamp_value(largest)).max(20.0)
+}
+
+/// The interval as drawn: clipped to ± `limit`, with whether each end was clipped.
+fn drawn_ci(bar: &Bar, limit: f64) -> Option<((f64, bool), (f64, bool))> {
+    let (a, b) = finite_ci(bar)?;
+    Some(((a.max(-limit), a < -limit), (b.min(limit), b > limit)))
+}
+
+/// Value range to show: zero, all finite values and (clipped) intervals, plus headroom for
+/// labels.
 fn value_range(bars: &[Bar]) -> (f64, f64) {
     let (mut lo, mut hi) = (0.0_f64, 0.0_f64);
+    let limit = whisker_limit(bars);
     for bar in bars {
         if bar.value.is_finite() {
             let v = clamp_value(bar.value);
             lo = lo.min(v);
             hi = hi.max(v);
         }
-        if let Some((a, b)) = finite_ci(bar) {
+        if let Some(((a, _), (b, _))) = drawn_ci(bar, limit) {
             lo = lo.min(a);
             hi = hi.max(b);
         }
@@ -144,11 +161,12 @@ impl BarChart {
         draw_title(&mut svg, &self.title, width - 24.0);
         draw_y_axis(&mut svg, &plot, &ticks, &self.y_label);
         let scale = plot.y_scale(ticks.domain());
+        let limit = whisker_limit(&self.bars);
         let bar_width = (slot * 0.6).min(MAX_BAR_WIDTH_PX);
         for (i, bar) in self.bars.iter().enumerate() {
             let center = plot.left + slot * (i as f64 + 0.5);
             svg.open_group(Some(&tooltip(bar)));
-            draw_bar(&mut svg, bar, &scale, center, bar_width);
+            draw_bar(&mut svg, bar, &scale, center, bar_width, limit);
             labels.draw(&mut svg, center, plot.bottom() + 4.0, &bar.label);
             svg.close_group();
         }
@@ -171,7 +189,7 @@ fn tooltip(bar: &Bar) -> String {
 }
 
 /// The bar from zero to its value, the whisker, and the value label beyond both.
-fn draw_bar(svg: &mut Svg, bar: &Bar, scale: &Scale, center: f64, bar_width: f64) {
+fn draw_bar(svg: &mut Svg, bar: &Bar, scale: &Scale, center: f64, bar_width: f64, limit: f64) {
     let zero = scale.map(0.0);
     let style = TextStyle::new(VALUE_FONT_PX, Anchor::Middle);
     if !bar.value.is_finite() {
@@ -183,14 +201,19 @@ fn draw_bar(svg: &mut Svg, bar: &Bar, scale: &Scale, center: f64, bar_width: f64
     // Keep zero-height bars visible as a thin line.
     let (top, height) = if (end - zero).abs() < 1.0 { (zero - 0.5, 1.0) } else { (end, zero - end) };
     svg.rect(center - bar_width / 2.0, top, bar_width, height, bar.verdict.color());
-    let ci = finite_ci(bar);
-    if let Some((a, b)) = ci {
+    let drawn = drawn_ci(bar, limit);
+    if let Some(((a, a_clipped), (b, b_clipped))) = drawn {
         let (y_lo, y_hi) = (scale.map(a), scale.map(b));
         let cap = bar_width / 4.0;
         svg.line((center, y_lo), (center, y_hi), WHISKER_COLOR, 1.5);
-        svg.line((center - cap, y_lo), (center + cap, y_lo), WHISKER_COLOR, 1.5);
-        svg.line((center - cap, y_hi), (center + cap, y_hi), WHISKER_COLOR, 1.5);
+        if !a_clipped {
+            svg.line((center - cap, y_lo), (center + cap, y_lo), WHISKER_COLOR, 1.5);
+        }
+        if !b_clipped {
+            svg.line((center - cap, y_hi), (center + cap, y_hi), WHISKER_COLOR, 1.5);
+        }
     }
+    let ci = drawn.map(|((a, _), (b, _))| (a, b));
     let label = format_percent(value);
     if value >= 0.0 {
         let outer = ci.map_or(end, |(_, b)| end.min(scale.map(b)));
@@ -314,6 +337,28 @@ mod tests {
         let svg = c.to_svg();
         assert_well_formed(&svg);
         assert_hostile_escaped(&svg);
+    }
+
+    #[test]
+    fn one_huge_interval_does_not_flatten_the_other_bars() {
+        let c = BarChart {
+            title: "t".into(),
+            y_label: "%".into(),
+            bars: vec![
+                bar("a", -30.0, Some((-99_900.0, 10.0)), Verdict::Same),
+                bar("b", 12.0, Some((8.0, 16.0)), Verdict::Better),
+            ],
+        };
+        let (lo, hi) = value_range(&c.bars);
+        assert!(lo >= -120.0 && hi < 100.0, "{lo} {hi}");
+        let svg = c.to_svg();
+        assert_well_formed(&svg);
+        assert_eq!(
+            svg.matches(&format!("stroke=\"{WHISKER_COLOR}\"")).count(),
+            5,
+            "the clipped end has no cap"
+        );
+        assert!(svg.contains("CI -99900.0%") || svg.contains("CI -99.9k%"), "the tooltip keeps the interval");
     }
 
     #[test]

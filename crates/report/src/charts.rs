@@ -17,6 +17,8 @@ pub use crate::runcharts::run_charts;
 
 /// Bar charts show at most this many points; more would be unreadable.
 pub const MAX_BARS: usize = 48;
+/// The latency line chart shows at most this many operations (each a base and a new line).
+const MAX_LATENCY_LINES: usize = 8;
 
 /// The bar colour of a compared figure: coloured only when the change is significant after
 /// the correction, whatever its size; grey when tested and not significant; pale when there
@@ -60,7 +62,8 @@ fn add_point(s: &mut Series, x: f64, values: &[f64], scale: f64, level: f64) {
     let mean = sum.mean * scale;
     s.points.push((x, mean));
     if let Some(hw) = racehorse_stats::relative_half_width(values, level) {
-        s.intervals.push((x, mean * (1.0 - hw), mean * (1.0 + hw)));
+        // Throughput and latency are never negative: the interval is drawn from 0 at most.
+        s.intervals.push((x, (mean * (1.0 - hw)).max(0.0), mean * (1.0 + hw)));
     }
     s.reps.extend(values.iter().map(|v| (x, v * scale)));
 }
@@ -186,8 +189,8 @@ fn compare_bars(c: &Comparison, t: &WorkloadTable, side: usize, metric: Metric) 
     chart.to_svg()
 }
 
-/// The change of every item of a kind (latency percentiles, or engine figures) per point and
-/// item, as bars coloured by significance; None when the table has none.
+/// The change of every item of a kind per point and item — for latencies the p99 only (the
+/// table has all three) — as bars coloured by significance; None when the table has none.
 fn item_bars(c: &Comparison, t: &WorkloadTable, side: usize, kind: ItemKind) -> Option<String> {
     if !has_items(t, side, kind) {
         return None;
@@ -196,14 +199,15 @@ fn item_bars(c: &Comparison, t: &WorkloadTable, side: usize, kind: ItemKind) -> 
     let mut bars: Vec<Bar> = Vec::new();
     for row in &t.rows {
         let Some(cell) = row.sides.get(side).and_then(Option::as_ref) else { continue };
-        for i in cell.items.iter().filter(|i| i.kind == kind) {
+        for i in cell.items.iter().filter(|i| i.kind == kind && (kind == ItemKind::Figure || i.stat == "p99"))
+        {
             let label = if one_row { i.label() } else { format!("{} {}", row_label(&row.label), i.label()) };
             bars.extend(gain_bar(label, i.cmp.metric, &i.cmp));
         }
     }
     let total = bars.len();
     let what = match kind {
-        ItemKind::Latency => "latency percentiles (lower is better)",
+        ItemKind::Latency => "p99 latency (shorter is better)",
         ItemKind::Figure => "engine figures",
     };
     let vs = if c.news.len() > 1 { format!(", {}", c.news[side].name) } else { String::new() };
@@ -254,11 +258,18 @@ fn latency_scaling(c: &Comparison, t: &WorkloadTable) -> Option<String> {
     if lines.is_empty() {
         return None;
     }
+    let total = lines.len();
+    let title = format!("{}: p99 latency vs {axis}", t.title());
+    let title = if total > MAX_LATENCY_LINES {
+        format!("{title} (first {MAX_LATENCY_LINES} of {total} operations)")
+    } else {
+        title
+    };
     let chart = LineChart {
-        title: format!("{}: p99 latency vs {axis}", t.title()),
+        title,
         x_label: format!("{axis} (log2)"),
         y_label: format!("p99 latency ({unit})"),
-        series: lines.into_values().flatten().take(8 * (c.news.len() + 1)).collect(),
+        series: lines.into_values().take(MAX_LATENCY_LINES).flatten().collect(),
         y_from_zero: true,
         x_log2: x_log2(&axis),
     };

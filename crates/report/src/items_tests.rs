@@ -257,7 +257,7 @@ fn latency_charts_are_drawn_per_workload() {
     let charts = compare_charts(&c, &c.tables[0]);
     let line = charts.iter().find(|s| s.contains("p99 latency vs clients")).expect("latency line chart");
     assert!(line.contains("class=\"errorbars\"") && line.contains("axis-x log2"));
-    assert!(charts.iter().any(|s| s.contains("latency percentiles (lower is better)")), "latency bars");
+    assert!(charts.iter().any(|s| s.contains("p99 latency (shorter is better)")), "latency bars");
     let html = crate::compare_html(&c, View::default());
     assert!(html.contains("<table class=\"latency\""), "a latency table in the page");
 }

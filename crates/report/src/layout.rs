@@ -323,9 +323,10 @@ pub fn headline(v: &crate::verdicts::SideVerdicts) -> String {
         "{} of {} points significant, {} noisy, {} below resolution",
         v.significant, v.points, v.noisy, v.below_resolution
     );
-    if v.with_outliers > 0 {
-        let plural = if v.with_outliers == 1 { "" } else { "s" };
-        s.push_str(&format!(", {} with an outlier repetition{plural}", v.with_outliers));
+    match v.with_outliers {
+        0 => {}
+        1 => s.push_str(", 1 with an outlier repetition"),
+        n => s.push_str(&format!(", {n} with outlier repetitions")),
     }
     s
 }
