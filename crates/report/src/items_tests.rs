@@ -271,3 +271,23 @@ fn run_report_throughput_chart_has_error_bars_and_repetitions() {
     assert!(chart.contains("class=\"errorbars\"") && chart.contains("class=\"reps\""));
     assert!(chart.contains("<g class=\"axis-x log2\">"));
 }
+
+#[test]
+fn micro_tables_of_two_units_get_distinct_summary_rows() {
+    let mut cells = Vec::new();
+    for (bench, unit) in [("syscall", WorkUnit::Ops), ("fork", WorkUnit::Ops), ("bw_pipe", WorkUnit::Bytes)] {
+        for rep in 1..=3 {
+            cells.push(cell("micro", &[("bench", Value::Str(bench.into()))], rep, unit, 1e6, 0.01));
+        }
+    }
+    let c = cmp(&side(1, cells.clone()), &side(2, cells));
+    let rows: Vec<(&str, String)> =
+        c.summary.iter().map(|s| (s.area.as_str(), format!("{} {}", s.workload, s.params))).collect();
+    assert_eq!(
+        rows,
+        [
+            ("Kernel functions", "micro bench=bw_pipe".to_string()),
+            ("Kernel functions", "micro bench=fork,syscall".to_string())
+        ]
+    );
+}
