@@ -29,9 +29,23 @@ const LEGEND_ROW_PX: f64 = 18.0;
 /// Average glyph width of a sans-serif font relative to its size (an estimate; no font metrics).
 const GLYPH_WIDTH_EM: f64 = 0.55;
 
+/// Capitals, digits aside, are wider (`QUERY_FS_INFORMATION` is half again as wide as
+/// `query_fs_information`).
+const CAPITAL_WIDTH_EM: f64 = 0.68;
+
 /// Estimated rendered width of `text`.
 pub(crate) fn text_width_px(text: &str, size_px: f64) -> f64 {
-    text.chars().count() as f64 * size_px * GLYPH_WIDTH_EM
+    let em: f64 = text
+        .chars()
+        .map(|c| {
+            if c.is_uppercase() || c == '_' || c == 'm' || c == 'w' {
+                CAPITAL_WIDTH_EM
+            } else {
+                GLYPH_WIDTH_EM
+            }
+        })
+        .sum();
+    em * size_px
 }
 
 /// `text` cut to at most `max_chars` characters, with an ellipsis when cut.
@@ -236,6 +250,13 @@ mod tests {
         assert_eq!(truncate("abc", 5), "abc");
         assert_eq!(truncate("µµµµµµ", 4), "µµµ…");
         assert_eq!(truncate("abcdef", 1), "…");
+    }
+
+    #[test]
+    fn capitals_are_estimated_wider() {
+        assert!(
+            text_width_px("QUERY_FS_INFORMATION", 11.0) > text_width_px("query.fs.information", 11.0) * 1.15
+        );
     }
 
     #[test]
