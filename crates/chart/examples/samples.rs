@@ -60,13 +60,18 @@ fn stacked_chart() -> StackedBarChart {
         .iter()
         .map(|&clients| {
             let load = f64::from(clients).ln_1p();
-            let bar = |name: &str, factor: f64| StackBar {
-                name: name.into(),
-                segments: vec![
+            let bar = |name: &str, factor: f64| {
+                let segments = vec![
                     ("user".into(), 3.2 * factor + load),
                     ("kernel".into(), 9.5 * factor + 2.0 * load),
                     ("iowait".into(), 1.5 * load),
-                ],
+                ];
+                let total: f64 = segments.iter().map(|(_, v): &(String, f64)| v).sum();
+                StackBar {
+                    interval: Some((total * 0.95, total * 1.05)),
+                    reps: vec![total * 0.97, total * 1.02],
+                    ..StackBar::new(name, segments)
+                }
             };
             StackGroup { label: format!("clients={clients}"), bars: vec![bar("base", 1.0), bar("new", 0.85)] }
         })

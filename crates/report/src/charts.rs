@@ -276,7 +276,20 @@ fn latency_scaling(c: &Comparison, t: &WorkloadTable) -> Option<String> {
     Some(chart.to_svg())
 }
 
-/// CPU per unit of work per point: base and each new side, user and kernel stacked.
+/// A stacked bar with the interval of the mean of its total and each repetition's total.
+fn with_spread(bar: StackBar, totals: &[f64], scale: f64, level: f64) -> StackBar {
+    let interval =
+        racehorse_stats::Summary::of(totals).zip(racehorse_stats::relative_half_width(totals, level));
+    StackBar {
+        interval: interval
+            .map(|(s, hw)| ((s.mean * (1.0 - hw) * scale).max(0.0), s.mean * (1.0 + hw) * scale)),
+        reps: totals.iter().map(|v| v * scale).collect(),
+        ..bar
+    }
+}
+
+/// CPU per unit of work per point: base and each new side, user and kernel stacked, with the
+/// interval of the total's mean as an error bar and each repetition's total as a dot.
 fn compare_cpu(c: &Comparison, t: &WorkloadTable) -> String {
     let u = unit_view(t.unit);
     let groups: Vec<StackGroup> = t
@@ -298,17 +311,21 @@ fn compare_cpu(c: &Comparison, t: &WorkloadTable) -> String {
                 if user.is_none() && kernel.is_none() {
                     continue;
                 }
+                let total = resolved(Metric::CpuTotalPerUnit);
+                let level = c.options.level;
                 if side == 0 || bars.is_empty() {
                     let b = seg(
                         user.and_then(|m| m.base.map(|s| s.mean)),
                         kernel.and_then(|m| m.base.map(|s| s.mean)),
                     );
-                    bars.push(StackBar { name: "base".into(), segments: b });
+                    let values = total.map_or(&[][..], |m| &m.base_values);
+                    bars.push(with_spread(StackBar::new("base", b), values, u.cpu_scale, level));
                 }
                 let n =
                     seg(user.and_then(|m| m.new.map(|s| s.mean)), kernel.and_then(|m| m.new.map(|s| s.mean)));
-                let name = if c.news.len() > 1 { format!("new {}", side + 1) } else { "new".into() };
-                bars.push(StackBar { name, segments: n });
+                let name = if c.news.len() > 1 { format!("new {}", side + 1) } else { "new".to_string() };
+                let values = total.map_or(&[][..], |m| &m.new_values);
+                bars.push(with_spread(StackBar::new(name, n), values, u.cpu_scale, level));
             }
             StackGroup { label: if row.label.is_empty() { "all".into() } else { row.label.clone() }, bars }
         })

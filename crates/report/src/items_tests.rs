@@ -202,6 +202,8 @@ fn net_rows_are_named_and_connections_is_a_load_axis() {
     assert!(scaling.contains("<g class=\"axis-x log2\">") && scaling.contains(">8</text>"));
     assert!(!scaling.contains(">1.5</text>") && !scaling.contains(">2.5</text>"));
     assert!(scaling.contains("class=\"errorbars\"") && scaling.contains("class=\"reps\""));
+    let cpu = charts.iter().find(|s| s.contains("CPU per unit of work")).expect("a CPU chart");
+    assert!(cpu.contains("class=\"errorbars\"") && cpu.contains("class=\"reps\""), "CPU totals' spread");
 }
 
 #[test]

@@ -59,13 +59,13 @@ fn run_cpu(t: &RunTable) -> String {
             let v = |m: Metric| row.metric(m).map_or(0.0, |s| s.median * u.cpu_scale);
             StackGroup {
                 label: if row.label.is_empty() { "all".into() } else { row.label.clone() },
-                bars: vec![StackBar {
-                    name: "median".into(),
-                    segments: vec![
+                bars: vec![StackBar::new(
+                    "median",
+                    vec![
                         ("user".into(), v(Metric::CpuUserPerUnit)),
                         ("kernel".into(), v(Metric::CpuKernelPerUnit)),
                     ],
-                }],
+                )],
             }
         })
         .collect::<Vec<_>>();
