@@ -28,8 +28,33 @@ fn store_side(db: &Path, label: &str, shape: &Shape) -> i64 {
 }
 
 fn two_synthetic_runs(sb: &Sandbox) {
-    store_side(&sb.db(), "old", &Shape::default());
-    store_side(&sb.db(), "<b>new</b>", &Shape { speed: 1.25, cpu_cost: 0.8, seed: 9, ..Shape::default() });
+    store_side(&sb.db(), "old", &Shape { latencies: true, ..Shape::default() });
+    let new = Shape { speed: 1.25, cpu_cost: 0.8, seed: 9, latencies: true, ..Shape::default() };
+    store_side(&sb.db(), "<b>new</b>", &new);
+}
+
+/// The inner markup of the first `<g class="…">` group of that class in `svg`.
+fn group<'a>(svg: &'a str, class: &str) -> &'a str {
+    let open = format!("<g class=\"{class}\"");
+    svg.split(&open).nth(1).and_then(|s| s.split("</g>").next()).unwrap_or("")
+}
+
+/// What the page's charts must show: throughput and latency against clients on a log2 axis
+/// (ticks 1, 2, 4, 8, never 1.5) with error bars and each repetition, bars by significance.
+fn check_compare_charts(dom: &str) {
+    let svgs: Vec<&str> = dom.split("<svg").skip(1).collect();
+    let scaling = svgs.iter().find(|s| s.contains("throughput vs clients")).expect("throughput vs clients");
+    let axis = group(scaling, "axis-x log2");
+    for tick in ["1", "2", "4", "8"] {
+        assert!(axis.contains(&format!(">{tick}</text>")), "log2 tick {tick}: {axis}");
+    }
+    assert!(!axis.contains(">1.5</text>") && !axis.contains(">2.5</text>"), "{axis}");
+    assert!(group(scaling, "errorbars").contains("<line"), "error bars on the absolute chart");
+    assert!(group(scaling, "reps").matches("<circle").count() >= 3, "a dot per repetition");
+    let latency = svgs.iter().find(|s| s.contains("p99 latency vs clients")).expect("a latency chart");
+    assert!(latency.contains("axis-x log2") && group(latency, "errorbars").contains("<line"));
+    assert!(dom.contains(">significantly better</text>"), "bars coloured by significance");
+    assert!(dom.contains("<table class=\"latency\""), "a latency table");
 }
 
 #[test]
@@ -151,6 +176,7 @@ fn html_reports_load_cleanly_in_a_real_browser() {
         assert!(dom.contains(kind), "{kind} chart present");
     }
     assert!(dom.contains("&lt;b&gt;new&lt;/b&gt;") && !dom.contains("<b>new</b>"), "labels escaped");
+    check_compare_charts(&dom);
     load_in_browser(&chrome, &cmp, Some(&out_dir.join("compare.png")));
 
     let run = sb.dir.path().join("run.html");

@@ -20,7 +20,10 @@ fn line_chart() -> LineChart {
                 })
                 .collect();
             let run = if dashed { "base" } else { "new" };
-            series.push(Series { name: format!("{run} {cpus} CPUs"), points, dashed, color });
+            let mut s = Series::line(format!("{run} {cpus} CPUs"), points, dashed, color);
+            s.intervals = s.points.iter().map(|&(x, y)| (x, y * 0.97, y * 1.03)).collect();
+            s.reps = s.points.iter().flat_map(|&(x, y)| [(x, y * 0.98), (x, y * 1.02)]).collect();
+            series.push(s);
         }
     }
     LineChart {
@@ -29,6 +32,7 @@ fn line_chart() -> LineChart {
         y_label: "throughput (MB/s)".into(),
         series,
         y_from_zero: true,
+        x_log2: true,
     }
 }
 
@@ -56,13 +60,18 @@ fn stacked_chart() -> StackedBarChart {
         .iter()
         .map(|&clients| {
             let load = f64::from(clients).ln_1p();
-            let bar = |name: &str, factor: f64| StackBar {
-                name: name.into(),
-                segments: vec![
+            let bar = |name: &str, factor: f64| {
+                let segments = vec![
                     ("user".into(), 3.2 * factor + load),
                     ("kernel".into(), 9.5 * factor + 2.0 * load),
                     ("iowait".into(), 1.5 * load),
-                ],
+                ];
+                let total: f64 = segments.iter().map(|(_, v): &(String, f64)| v).sum();
+                StackBar {
+                    interval: Some((total * 0.95, total * 1.05)),
+                    reps: vec![total * 0.97, total * 1.02],
+                    ..StackBar::new(name, segments)
+                }
             };
             StackGroup { label: format!("clients={clients}"), bars: vec![bar("base", 1.0), bar("new", 0.85)] }
         })

@@ -211,6 +211,39 @@ pub(crate) fn format_percent(v: f64) -> String {
     }
 }
 
+/// Ticks of a log2 axis over data in `[lo, hi]` (both > 0), in exponents: every power of
+/// two from the one at or below `lo` to the one at or above `hi` (every second, fourth …
+/// power when there would be more than 10), with labels 1, 2, 4, 8 … (0.5, 0.25 below 1).
+/// Returns the domain in exponents and the (exponent, label) ticks.
+pub(crate) fn log2_ticks(lo: f64, hi: f64) -> ((f64, f64), Vec<(f64, String)>) {
+    let (a, b) = (lo.min(hi).max(f64::MIN_POSITIVE).log2(), hi.max(lo).max(f64::MIN_POSITIVE).log2());
+    let first = a.floor().clamp(-60.0, 60.0) as i32;
+    let mut last = b.ceil().clamp(-60.0, 60.0) as i32;
+    if last == first {
+        last += 1;
+    }
+    let every = ((last - first) as usize).div_ceil(10).max(1);
+    let ticks = (first..=last)
+        .filter(|k| ((k - first) as usize).is_multiple_of(every))
+        .map(|k| (f64::from(k), power_label(k)))
+        .collect::<Vec<_>>();
+    let end = ticks.last().map_or(f64::from(last), |t| t.0).max(f64::from(last));
+    ((f64::from(first), end), ticks)
+}
+
+/// `2^k` written out: 1, 2, 1024, 0.5; compact above a million.
+fn power_label(k: i32) -> String {
+    let v = 2f64.powi(k);
+    if (0..20).contains(&k) {
+        format!("{}", v as u64)
+    } else if (-6..0).contains(&k) {
+        let text = format!("{v:.6}");
+        text.trim_end_matches('0').to_string()
+    } else {
+        format_value(v)
+    }
+}
+
 /// Linear map from a data domain onto a pixel range.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Scale {
@@ -307,6 +340,21 @@ mod tests {
         assert_eq!(s.map(10.0), 0.0);
         assert_eq!(s.map(2.5), 75.0);
         assert_eq!(Scale::new((1.0, 1.0), (3.0, 9.0)).map(5.0), 3.0);
+    }
+
+    #[test]
+    fn log2_ticks_are_powers_of_two() {
+        let (domain, ticks) = log2_ticks(1.0, 16.0);
+        assert_eq!(domain, (0.0, 4.0));
+        let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["1", "2", "4", "8", "16"]);
+        let (_, ticks) = log2_ticks(3.0, 3.0);
+        assert_eq!(ticks.iter().map(|t| t.1.as_str()).collect::<Vec<_>>(), ["2", "4"]);
+        let (_, ticks) = log2_ticks(0.5, 1.0);
+        assert_eq!(ticks[0].1, "0.5");
+        let (_, many) = log2_ticks(1.0, 1e9);
+        assert!(many.len() <= 11 && many.iter().all(|t| t.0.fract() == 0.0), "{many:?}");
+        assert_eq!(many[1].1, "8", "every third power when there are 30");
     }
 
     /// A finite value spread over many magnitudes.

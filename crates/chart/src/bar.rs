@@ -3,39 +3,52 @@
 
 use crate::axis::{clamp_value, format_percent, nice_ticks, Scale};
 use crate::frame::{
-    draw_legend, draw_title, draw_y_axis, layout_legend, no_data, plan_category_labels, y_axis_margin_px,
-    LegendItem, Plot, Swatch, AXIS_COLOR, PLOT_HEIGHT_PX, PLOT_TOP_PX, RIGHT_MARGIN_PX, WIDTH_PX,
+    draw_legend, draw_title, draw_y_axis, layout_legend, no_data, y_axis_margin_px, LegendItem, Plot, Swatch,
+    AXIS_COLOR, PLOT_HEIGHT_PX, PLOT_TOP_PX, RIGHT_MARGIN_PX, WIDTH_PX,
 };
+use crate::labels::plan_category_labels;
 use crate::svg::{Anchor, Svg, TextStyle};
 
-/// How a case compares with its baseline.
+/// How a case compares with its baseline, by significance: only a significant change is
+/// coloured as better or worse, whatever its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// Significantly better.
     Better,
+    /// Significantly worse.
     Worse,
+    /// Tested, and not significant.
     Same,
+    /// Not tested: too few repetitions for an interval.
+    Untested,
     /// Not judged: the case ran while something else disturbed the machine.
     Noisy,
 }
 
 impl Verdict {
-    /// Fill colour: green for better, red (vermillion) for worse, grey for same, pale grey
-    /// for noisy.
+    /// Every verdict, in legend order.
+    pub const ALL: [Verdict; 5] =
+        [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Untested, Verdict::Noisy];
+
+    /// Fill colour: green for significantly better, red (vermillion) for significantly worse,
+    /// grey for not significant, pale blue-grey for untested, pale grey for noisy.
     pub fn color(self) -> &'static str {
         match self {
             Verdict::Better => "#009E73",
             Verdict::Worse => "#D55E00",
             Verdict::Same => "#9E9E9E",
-            Verdict::Noisy => "#D9D9D9",
+            Verdict::Untested => "#B9C7D8",
+            Verdict::Noisy => "#E3E3E3",
         }
     }
 
-    /// Lower-case word for legends and tooltips.
+    /// Lower-case words for legends and tooltips.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::Same => "same",
+            Verdict::Better => "significantly better",
+            Verdict::Worse => "significantly worse",
+            Verdict::Same => "not significant",
+            Verdict::Untested => "not tested (< 3 repetitions)",
             Verdict::Noisy => "noisy, not judged",
         }
     }
@@ -75,16 +88,33 @@ fn finite_ci(bar: &Bar) -> Option<(f64, f64)> {
     (a.is_finite() && b.is_finite()).then(|| (clamp_value(a.min(b)), clamp_value(a.max(b))))
 }
 
-/// Value range to show: zero, all finite values and intervals, plus headroom for labels.
+/// How far whiskers may reach: three times the largest bar, at least 20 (%). A ratio's
+/// interval turned into a "lower is better" gain is unbounded below (a CPU-per-unit ratio
+/// of 100 is a gain of −9900%), and one wide interval must not flatten every bar; clipped
+/// whiskers have no cap at the clipped end, and the tooltip keeps the whole interval.
+fn whisker_limit(bars: &[Bar]) -> f64 {
+    let largest = bars.iter().map(|b| b.value).filter(|v| v.is_finite()).fold(0.0_f64, |m, v| m.max(v.abs()));
+    (3.0 * clamp_value(largest)).max(20.0)
+}
+
+/// The interval as drawn: clipped to ± `limit`, with whether each end was clipped.
+fn drawn_ci(bar: &Bar, limit: f64) -> Option<((f64, bool), (f64, bool))> {
+    let (a, b) = finite_ci(bar)?;
+    Some(((a.max(-limit), a < -limit), (b.min(limit), b > limit)))
+}
+
+/// Value range to show: zero, all finite values and (clipped) intervals, plus headroom for
+/// labels.
 fn value_range(bars: &[Bar]) -> (f64, f64) {
     let (mut lo, mut hi) = (0.0_f64, 0.0_f64);
+    let limit = whisker_limit(bars);
     for bar in bars {
         if bar.value.is_finite() {
             let v = clamp_value(bar.value);
             lo = lo.min(v);
             hi = hi.max(v);
         }
-        if let Some((a, b)) = finite_ci(bar) {
+        if let Some(((a, _), (b, _))) = drawn_ci(bar, limit) {
             lo = lo.min(a);
             hi = hi.max(b);
         }
@@ -117,10 +147,8 @@ impl BarChart {
             Plot { left, top: PLOT_TOP_PX, width: slot * self.bars.len() as f64, height: PLOT_HEIGHT_PX };
         let width = plot.right() + RIGHT_MARGIN_PX;
 
-        let verdicts: Vec<Verdict> = [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy]
-            .into_iter()
-            .filter(|v| self.bars.iter().any(|b| b.verdict == *v))
-            .collect();
+        let verdicts: Vec<Verdict> =
+            Verdict::ALL.into_iter().filter(|v| self.bars.iter().any(|b| b.verdict == *v)).collect();
         let items: Vec<LegendItem<'_>> = verdicts
             .iter()
             .map(|v| LegendItem { swatch: Swatch::Box { color: v.color() }, text: v.as_str() })
@@ -133,11 +161,12 @@ impl BarChart {
         draw_title(&mut svg, &self.title, width - 24.0);
         draw_y_axis(&mut svg, &plot, &ticks, &self.y_label);
         let scale = plot.y_scale(ticks.domain());
+        let limit = whisker_limit(&self.bars);
         let bar_width = (slot * 0.6).min(MAX_BAR_WIDTH_PX);
         for (i, bar) in self.bars.iter().enumerate() {
             let center = plot.left + slot * (i as f64 + 0.5);
             svg.open_group(Some(&tooltip(bar)));
-            draw_bar(&mut svg, bar, &scale, center, bar_width);
+            draw_bar(&mut svg, bar, &scale, center, bar_width, limit);
             labels.draw(&mut svg, center, plot.bottom() + 4.0, &bar.label);
             svg.close_group();
         }
@@ -160,7 +189,7 @@ fn tooltip(bar: &Bar) -> String {
 }
 
 /// The bar from zero to its value, the whisker, and the value label beyond both.
-fn draw_bar(svg: &mut Svg, bar: &Bar, scale: &Scale, center: f64, bar_width: f64) {
+fn draw_bar(svg: &mut Svg, bar: &Bar, scale: &Scale, center: f64, bar_width: f64, limit: f64) {
     let zero = scale.map(0.0);
     let style = TextStyle::new(VALUE_FONT_PX, Anchor::Middle);
     if !bar.value.is_finite() {
@@ -172,14 +201,19 @@ fn draw_bar(svg: &mut Svg, bar: &Bar, scale: &Scale, center: f64, bar_width: f64
     // Keep zero-height bars visible as a thin line.
     let (top, height) = if (end - zero).abs() < 1.0 { (zero - 0.5, 1.0) } else { (end, zero - end) };
     svg.rect(center - bar_width / 2.0, top, bar_width, height, bar.verdict.color());
-    let ci = finite_ci(bar);
-    if let Some((a, b)) = ci {
+    let drawn = drawn_ci(bar, limit);
+    if let Some(((a, a_clipped), (b, b_clipped))) = drawn {
         let (y_lo, y_hi) = (scale.map(a), scale.map(b));
         let cap = bar_width / 4.0;
         svg.line((center, y_lo), (center, y_hi), WHISKER_COLOR, 1.5);
-        svg.line((center - cap, y_lo), (center + cap, y_lo), WHISKER_COLOR, 1.5);
-        svg.line((center - cap, y_hi), (center + cap, y_hi), WHISKER_COLOR, 1.5);
+        if !a_clipped {
+            svg.line((center - cap, y_lo), (center + cap, y_lo), WHISKER_COLOR, 1.5);
+        }
+        if !b_clipped {
+            svg.line((center - cap, y_hi), (center + cap, y_hi), WHISKER_COLOR, 1.5);
+        }
     }
+    let ci = drawn.map(|((a, _), (b, _))| (a, b));
     let label = format_percent(value);
     if value >= 0.0 {
         let outer = ci.map_or(end, |(_, b)| end.min(scale.map(b)));
@@ -232,6 +266,9 @@ mod tests {
         for v in [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy] {
             assert!(svg.contains(&format!("fill=\"{}\"", v.color())), "{v:?}");
         }
+        assert!(svg.contains(">significantly better</text>") && svg.contains(">not significant</text>"));
+        let colors: std::collections::BTreeSet<&str> = Verdict::ALL.iter().map(|v| v.color()).collect();
+        assert_eq!(colors.len(), Verdict::ALL.len(), "every verdict has its own colour");
         assert!(svg.contains(">noisy, not judged</text>"), "the legend names noisy bars");
         assert_ne!(Verdict::Better.color(), Verdict::Worse.color());
         assert_ne!(Verdict::Same.color(), Verdict::Worse.color());
@@ -303,6 +340,28 @@ mod tests {
     }
 
     #[test]
+    fn one_huge_interval_does_not_flatten_the_other_bars() {
+        let c = BarChart {
+            title: "t".into(),
+            y_label: "%".into(),
+            bars: vec![
+                bar("a", -30.0, Some((-99_900.0, 10.0)), Verdict::Same),
+                bar("b", 12.0, Some((8.0, 16.0)), Verdict::Better),
+            ],
+        };
+        let (lo, hi) = value_range(&c.bars);
+        assert!(lo >= -120.0 && hi < 100.0, "{lo} {hi}");
+        let svg = c.to_svg();
+        assert_well_formed(&svg);
+        assert_eq!(
+            svg.matches(&format!("stroke=\"{WHISKER_COLOR}\"")).count(),
+            5,
+            "the clipped end has no cap"
+        );
+        assert!(svg.contains("CI -99900.0%") || svg.contains("CI -99.9k%"), "the tooltip keeps the interval");
+    }
+
+    #[test]
     fn output_is_deterministic() {
         assert_eq!(sample().to_svg(), sample().to_svg());
     }
@@ -310,13 +369,12 @@ mod tests {
     proptest! {
         #[test]
         fn arbitrary_bars_give_well_formed_svg(
-            values in prop::collection::vec((any::<f64>(), prop::option::of((-1e6f64..1e6, -1e6f64..1e6)), 0..4u8), 0..20),
+            values in prop::collection::vec((any::<f64>(), prop::option::of((-1e6f64..1e6, -1e6f64..1e6)), 0..5u8), 0..20),
         ) {
-            let verdicts = [Verdict::Better, Verdict::Worse, Verdict::Same, Verdict::Noisy];
             let bars = values
                 .into_iter()
                 .enumerate()
-                .map(|(i, (v, ci, k))| bar(&format!("case {i}"), v, ci, verdicts[k as usize]))
+                .map(|(i, (v, ci, k))| bar(&format!("case {i}"), v, ci, Verdict::ALL[k as usize]))
                 .collect();
             let svg = BarChart { title: "t".into(), y_label: "%".into(), bars }.to_svg();
             prop_assert!(check_well_formed(&svg).is_ok(), "{}", svg);

@@ -29,9 +29,23 @@ const LEGEND_ROW_PX: f64 = 18.0;
 /// Average glyph width of a sans-serif font relative to its size (an estimate; no font metrics).
 const GLYPH_WIDTH_EM: f64 = 0.55;
 
+/// Capitals, digits aside, are wider (`QUERY_FS_INFORMATION` is half again as wide as
+/// `query_fs_information`).
+const CAPITAL_WIDTH_EM: f64 = 0.68;
+
 /// Estimated rendered width of `text`.
 pub(crate) fn text_width_px(text: &str, size_px: f64) -> f64 {
-    text.chars().count() as f64 * size_px * GLYPH_WIDTH_EM
+    let em: f64 = text
+        .chars()
+        .map(|c| {
+            if c.is_uppercase() || c == '_' || c == 'm' || c == 'w' {
+                CAPITAL_WIDTH_EM
+            } else {
+                GLYPH_WIDTH_EM
+            }
+        })
+        .sum();
+    em * size_px
 }
 
 /// `text` cut to at most `max_chars` characters, with an ellipsis when cut.
@@ -116,15 +130,25 @@ pub(crate) fn draw_y_axis(svg: &mut Svg, plot: &Plot, ticks: &Ticks, y_label: &s
     svg.text(x, mid, &shown, TextStyle::new(LABEL_FONT_PX, Anchor::Middle).rotated(-90.0).centered());
 }
 
-/// Vertical grid lines with tick labels under the plot, the bottom axis line and the axis label.
-pub(crate) fn draw_x_axis(svg: &mut Svg, plot: &Plot, ticks: &Ticks, x_label: &str) {
-    let scale = plot.x_scale(ticks.domain());
+/// Vertical grid lines at the given (value, label) ticks over `domain`, in a group of css
+/// class `class` (`axis-x`, `axis-x log2`), then the bottom axis line and the axis label.
+pub(crate) fn draw_x_axis_with(
+    svg: &mut Svg,
+    plot: &Plot,
+    domain: (f64, f64),
+    ticks: &[(f64, String)],
+    x_label: &str,
+    class: &'static str,
+) {
+    let scale = plot.x_scale(domain);
     let style = TextStyle::new(TICK_FONT_PX, Anchor::Middle).colored(MUTED_COLOR);
-    for (value, label) in ticks.values.iter().zip(ticks.labels()) {
+    svg.open_class_group(class);
+    for (value, label) in ticks {
         let x = scale.map(*value);
         svg.line((x, plot.top), (x, plot.bottom()), GRID_COLOR, 1.0);
-        svg.text(x, plot.bottom() + 16.0, &label, style);
+        svg.text(x, plot.bottom() + 16.0, label, style);
     }
+    svg.close_group();
     draw_baseline(svg, plot);
     let shown = truncate(x_label, chars_fitting(plot.width, LABEL_FONT_PX));
     let center = plot.left + plot.width / 2.0;
@@ -217,55 +241,6 @@ pub(crate) fn draw_legend(
     }
 }
 
-/// How category labels under bars are written: horizontally, or rotated when too wide.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CategoryLabels {
-    rotated: bool,
-    max_chars: usize,
-    /// Vertical space the labels take below their top.
-    pub height_px: f64,
-    /// How far a label reaches left of its slot's centre.
-    pub left_reach_px: f64,
-}
-
-const CATEGORY_FONT_PX: f64 = 11.0;
-const CATEGORY_MAX_CHARS: usize = 32;
-const CATEGORY_ANGLE_DEG: f64 = 35.0;
-/// Rotated labels end this far right of the slot centre, so they hang under their bar.
-const ROTATED_SHIFT_PX: f64 = 4.0;
-
-/// Chooses how to write `labels`, each centred under a slot `slot_px` wide.
-pub(crate) fn plan_category_labels<'a>(
-    labels: impl Iterator<Item = &'a str>,
-    slot_px: f64,
-) -> CategoryLabels {
-    let longest = labels.map(|l| l.chars().count()).max().unwrap_or(0);
-    let horizontal_width = longest as f64 * CATEGORY_FONT_PX * GLYPH_WIDTH_EM;
-    if horizontal_width <= slot_px - 6.0 || longest <= 3 {
-        // Labels that fit are written whole; very short ones are cut only when the slot is tiny.
-        let max_chars = chars_fitting(slot_px - 2.0, CATEGORY_FONT_PX);
-        return CategoryLabels { rotated: false, max_chars, height_px: 16.0, left_reach_px: slot_px / 2.0 };
-    }
-    let shown = longest.min(CATEGORY_MAX_CHARS) as f64 * CATEGORY_FONT_PX * GLYPH_WIDTH_EM;
-    let angle = CATEGORY_ANGLE_DEG.to_radians();
-    let height_px = shown * angle.sin() + CATEGORY_FONT_PX * angle.cos() + 8.0;
-    let left_reach_px = shown * angle.cos() - ROTATED_SHIFT_PX;
-    CategoryLabels { rotated: true, max_chars: CATEGORY_MAX_CHARS, height_px, left_reach_px }
-}
-
-impl CategoryLabels {
-    /// Writes one label centred at `center_x`, starting just below `top`.
-    pub(crate) fn draw(&self, svg: &mut Svg, center_x: f64, top: f64, label: &str) {
-        let shown = truncate(label, self.max_chars);
-        if self.rotated {
-            let style = TextStyle::new(CATEGORY_FONT_PX, Anchor::End).rotated(-CATEGORY_ANGLE_DEG);
-            svg.text(center_x + ROTATED_SHIFT_PX, top + 10.0, &shown, style);
-        } else {
-            svg.text(center_x, top + 12.0, &shown, TextStyle::new(CATEGORY_FONT_PX, Anchor::Middle));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +253,13 @@ mod tests {
     }
 
     #[test]
+    fn capitals_are_estimated_wider() {
+        assert!(
+            text_width_px("QUERY_FS_INFORMATION", 11.0) > text_width_px("query.fs.information", 11.0) * 1.15
+        );
+    }
+
+    #[test]
     fn legend_wraps_into_rows() {
         let items: Vec<LegendItem<'_>> = (0..20)
             .map(|_| LegendItem { swatch: Swatch::Box { color: "#000000" }, text: "a fairly long name" })
@@ -286,14 +268,5 @@ mod tests {
         assert!(layout.height_px > LEGEND_ROW_PX);
         assert!(layout.positions.iter().all(|&(x, _)| x < 600.0));
         assert_eq!(layout_legend(&[], 600.0).height_px, 0.0);
-    }
-
-    #[test]
-    fn long_category_labels_rotate() {
-        let short = plan_category_labels(["a", "bb"].into_iter(), 60.0);
-        assert!(!short.rotated);
-        let long = plan_category_labels(["clients=4 cpus=2 workload=random-read"].into_iter(), 60.0);
-        assert!(long.rotated);
-        assert!(long.height_px > short.height_px);
     }
 }

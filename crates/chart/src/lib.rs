@@ -9,6 +9,7 @@
 mod axis;
 mod bar;
 mod frame;
+mod labels;
 mod line;
 mod stacked;
 mod svg;

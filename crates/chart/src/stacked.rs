@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use crate::axis::{clamp_value, format_value, nice_ticks, Scale};
 use crate::frame::{
     chars_fitting, draw_baseline, draw_legend, draw_title, draw_y_axis, layout_legend, no_data,
-    plan_category_labels, text_width_px, truncate, y_axis_margin_px, LegendItem, Plot, Swatch,
-    PLOT_HEIGHT_PX, PLOT_TOP_PX, RIGHT_MARGIN_PX, WIDTH_PX,
+    text_width_px, truncate, y_axis_margin_px, LegendItem, Plot, Swatch, PLOT_HEIGHT_PX, PLOT_TOP_PX,
+    RIGHT_MARGIN_PX, WIDTH_PX,
 };
+use crate::labels::plan_category_labels;
 use crate::palette_color;
 use crate::svg::{Anchor, Svg, TextStyle};
 
@@ -30,11 +31,37 @@ pub struct StackGroup {
 }
 
 /// One bar: a name (shown under it) and its segments, bottom first.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StackBar {
     pub name: String,
     /// Segment name → value (≥ 0; negative and non-finite values count as 0).
     pub segments: Vec<(String, f64)>,
+    /// An error bar for the bar's total (low, high), e.g. the interval of the mean.
+    pub interval: Option<(f64, f64)>,
+    /// The totals of single observations (e.g. each repetition), drawn as dots.
+    pub reps: Vec<f64>,
+}
+
+impl StackBar {
+    /// A bar of segments without error bar or repetitions.
+    pub fn new(name: impl Into<String>, segments: Vec<(String, f64)>) -> StackBar {
+        StackBar { name: name.into(), segments, ..StackBar::default() }
+    }
+
+    /// The finite interval, ordered, as drawn.
+    fn drawn_interval(&self) -> Option<(f64, f64)> {
+        let (a, b) = self.interval?;
+        (a.is_finite() && b.is_finite()).then(|| (segment_value(a.min(b)), segment_value(a.max(b))))
+    }
+
+    /// The highest value the bar reaches: its total, interval or a repetition.
+    fn reach(&self) -> f64 {
+        let reps = self.reps.iter().map(|v| segment_value(*v)).fold(0.0, f64::max);
+        bar_total(self)
+            .max(self.drawn_interval().map_or(0.0, |i| i.1))
+            .max(reps)
+            .min(crate::axis::VALUE_LIMIT)
+    }
 }
 
 const MIN_BAR_SLOT_PX: f64 = 30.0;
@@ -87,7 +114,7 @@ impl StackedBarChart {
         if self.groups.iter().all(|g| g.bars.is_empty()) {
             return no_data("stacked", &self.title);
         }
-        let max_total = self.groups.iter().flat_map(|g| &g.bars).map(bar_total).fold(0.0, f64::max);
+        let max_total = self.groups.iter().flat_map(|g| &g.bars).map(StackBar::reach).fold(0.0, f64::max);
         let ticks =
             if max_total > 0.0 { nice_ticks(0.0, max_total * 1.08, 6) } else { nice_ticks(0.0, 1.0, 6) };
         let left = y_axis_margin_px(&ticks.labels());
@@ -176,8 +203,25 @@ fn draw_stack(
         svg.rect(center - bar_width / 2.0, y_top, bar_width, y_bottom - y_top, color);
         base = top;
     }
+    let mut label_at = base;
+    if !bar.reps.is_empty() {
+        svg.open_marks_group("reps", "#222222", "none", 0.5);
+        for v in bar.reps.iter().filter(|v| v.is_finite()) {
+            svg.circle(center + bar_width / 4.0, scale.map(segment_value(*v)), 2.0);
+        }
+        svg.close_group();
+    }
+    if let Some((lo, hi)) = bar.drawn_interval() {
+        let (y_lo, y_hi) = (scale.map(lo), scale.map(hi));
+        svg.open_marks_group("errorbars", "none", "#222222", 0.9);
+        svg.segment((center, y_lo), (center, y_hi));
+        svg.segment((center - 4.0, y_lo), (center + 4.0, y_lo));
+        svg.segment((center - 4.0, y_hi), (center + 4.0, y_hi));
+        svg.close_group();
+        label_at = label_at.max(hi);
+    }
     let style = TextStyle::new(NAME_FONT_PX, Anchor::Middle);
-    svg.text(center, scale.map(base) - 4.0, &format_value(base), style);
+    svg.text(center, scale.map(label_at) - 4.0, &format_value(base), style);
 }
 
 #[cfg(test)]
@@ -187,7 +231,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn stack(name: &str, user: f64, kernel: f64) -> StackBar {
-        StackBar { name: name.into(), segments: vec![("user".into(), user), ("kernel".into(), kernel)] }
+        StackBar::new(name, vec![("user".into(), user), ("kernel".into(), kernel)])
     }
 
     fn sample() -> StackedBarChart {
@@ -247,10 +291,10 @@ mod tests {
     #[test]
     fn odd_values_are_tolerated() {
         let bars = vec![
-            StackBar { name: "empty".into(), segments: vec![] },
-            StackBar { name: "zero".into(), segments: vec![("a".into(), 0.0)] },
-            StackBar { name: "bad".into(), segments: vec![("a".into(), -5.0), ("b".into(), f64::NAN)] },
-            StackBar { name: "huge".into(), segments: vec![("a".into(), 1e308), ("b".into(), 1e308)] },
+            StackBar::new("empty", vec![]),
+            StackBar::new("zero", vec![("a".into(), 0.0)]),
+            StackBar::new("bad", vec![("a".into(), -5.0), ("b".into(), f64::NAN)]),
+            StackBar::new("huge", vec![("a".into(), 1e308), ("b".into(), 1e308)]),
         ];
         let groups =
             vec![StackGroup { label: "g".into(), bars }, StackGroup { label: "none".into(), bars: vec![] }];
@@ -260,8 +304,35 @@ mod tests {
     }
 
     #[test]
+    fn totals_carry_error_bars_and_repetitions() {
+        let mut bar = stack("new", 1.0, 2.0);
+        bar.interval = Some((2.5, 9.0));
+        bar.reps = vec![2.8, 3.1, 3.3];
+        let c = StackedBarChart {
+            title: "t".into(),
+            y_label: "u".into(),
+            groups: vec![StackGroup { label: "g".into(), bars: vec![bar, stack("base", 1.0, 1.0)] }],
+        };
+        let svg = c.to_svg();
+        assert_well_formed(&svg);
+        assert_eq!(svg.matches("<g class=\"errorbars\"").count(), 1);
+        assert_eq!(
+            svg.split("<g class=\"reps\"")
+                .nth(1)
+                .unwrap()
+                .split("</g>")
+                .next()
+                .unwrap()
+                .matches("<circle")
+                .count(),
+            3
+        );
+        assert!(svg.contains(">10</text>") || svg.contains(">9</text>"), "the interval sets the axis");
+    }
+
+    #[test]
     fn caller_text_is_escaped() {
-        let bar = StackBar { name: HOSTILE.into(), segments: vec![(HOSTILE.into(), 1.0)] };
+        let bar = StackBar::new(HOSTILE, vec![(HOSTILE.into(), 1.0)]);
         let c = StackedBarChart {
             title: HOSTILE.into(),
             y_label: HOSTILE.into(),
@@ -293,9 +364,11 @@ mod tests {
                     bars: bars
                         .into_iter()
                         .enumerate()
-                        .map(|(j, segs)| StackBar {
-                            name: format!("bar {j}"),
-                            segments: segs.into_iter().map(|(k, v)| (format!("seg {k}"), v)).collect(),
+                        .map(|(j, segs)| {
+                            StackBar::new(
+                                format!("bar {j}"),
+                                segs.into_iter().map(|(k, v)| (format!("seg {k}"), v)).collect(),
+                            )
                         })
                         .collect(),
                 })

@@ -156,6 +156,20 @@ impl Svg {
         let _ = write!(self.out, "<g fill=\"{fill}\" stroke=\"{stroke}\">");
     }
 
+    /// Opens a `<g>` of a css class (our own constant names, not caller text).
+    pub(crate) fn open_class_group(&mut self, class: &'static str) {
+        let _ = write!(self.out, "<g class=\"{class}\">");
+    }
+
+    /// Opens a `<g>` of a css class whose children share a fill, stroke and opacity.
+    pub(crate) fn open_marks_group(&mut self, class: &'static str, fill: &str, stroke: &str, opacity: f64) {
+        let _ = write!(
+            self.out,
+            "<g class=\"{class}\" fill=\"{fill}\" stroke=\"{stroke}\" opacity=\"{}\">",
+            Num(opacity)
+        );
+    }
+
     pub(crate) fn close_group(&mut self) {
         self.out.push_str("</g>");
     }
@@ -184,6 +198,18 @@ impl Svg {
             Num(to.0),
             Num(to.1),
             Num(width_px)
+        );
+    }
+
+    /// A straight line whose stroke comes from the enclosing group.
+    pub(crate) fn segment(&mut self, from: (f64, f64), to: (f64, f64)) {
+        let _ = write!(
+            self.out,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke-width=\"1.5\"/>",
+            Num(from.0),
+            Num(from.1),
+            Num(to.0),
+            Num(to.1)
         );
     }
 

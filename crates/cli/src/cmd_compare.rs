@@ -21,7 +21,8 @@ pub const EXIT_REGRESSION: u8 = 3;
 
 /// Resolves `RUN`, `RUN@VARIANT` or `FILE:RUN[@VARIANT]` (a run of another store file); a
 /// key that names a run of the main store is always that run.
-/// `series`: also read samples and latency histograms (the one-run report's monitor chart).
+/// `series`: also read samples (the one-run report's monitor chart); latency histograms are
+/// always read (compare compares their percentiles).
 fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
     let Some((path, run_key)) = other_store(store, key) else { return load_side_in(store, key, series) };
     let other = Store::open_read_only(path)
@@ -50,7 +51,7 @@ fn load_side_in(store: &Store, key: &str, series: bool) -> Result<Side, Failure>
             _ => return Err(usage_or_fail(first)),
         },
     };
-    let cells = if series { store.run_cells(run.id) } else { store.run_cells_without_series(run.id) };
+    let cells = if series { store.run_cells(run.id) } else { store.run_cells_with_latencies(run.id) };
     let cells = cells.with_context(|| format!("reading the cells of run {}", run.id))?;
     Ok(Side { run, variant, cells, scope: Default::default() })
 }

@@ -61,6 +61,9 @@ pub struct MetricCompare {
     pub noisy_window: bool,
     /// A repetition on either side has this figure below its resolution: no number at all.
     pub below_resolution: bool,
+    /// The single repetitions' figures (for the charts' dots), base and new.
+    pub base_values: Vec<f64>,
+    pub new_values: Vec<f64>,
 }
 
 impl MetricCompare {
@@ -80,6 +83,8 @@ impl MetricCompare {
             noisy: false,
             noisy_window: false,
             below_resolution: true,
+            base_values: Vec::new(),
+            new_values: Vec::new(),
         }
     }
 
@@ -99,6 +104,9 @@ pub struct SideCell {
     pub outlier_reps: Vec<u32>,
     /// Repetitions of the new side that ran while other processes used the CPU.
     pub noisy_reps: Vec<NoisyRep>,
+    /// Latency percentiles per operation and the engine's own figures (analytics' queries,
+    /// paging's CPU per page moved …), compared like the metrics.
+    pub items: Vec<crate::items::ItemCompare>,
 }
 
 impl SideCell {
@@ -171,6 +179,8 @@ pub struct Comparison {
     /// Matrix points only in base, and only in each new side (labels).
     pub only_base: Vec<String>,
     pub only_new: Vec<Vec<String>>,
+    /// Load ramps (re-aim's users): the highest load each side reached, per new side.
+    pub ramps: Vec<crate::ramps::RampCompare>,
 }
 
 /// Why two sides cannot be compared.
@@ -227,6 +237,8 @@ pub fn compare<'s>(
     }
     let mut tables = build_tables(&base_groups, &new_groups, opts, area_of);
     correct(&mut tables, news.len(), 1.0 - opts.level);
+    crate::items::correct_items(&mut tables, news.len(), 1.0 - opts.level);
+    let ramps = crate::ramps::compare_ramps(&base_groups, &new_groups);
     let verdicts = count_verdicts(&tables, news.len());
     let summary = summarise(&tables, news.len());
     let overall = overall(&tables, news.len());
@@ -252,6 +264,7 @@ pub fn compare<'s>(
         env_diff: news.iter().map(|n| side_env_diff(base, n)).collect(),
         only_base,
         only_new,
+        ramps,
     })
 }
 
@@ -402,7 +415,8 @@ fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions) -> SideCe
             mc
         })
         .collect();
-    SideCell { metrics, not_ok: new.not_ok, outlier_reps: new.outlier_reps(), noisy_reps }
+    let items = crate::items::item_compares(base, new, noisy_window, opts);
+    SideCell { metrics, not_ok: new.not_ok, outlier_reps: new.outlier_reps(), noisy_reps, items }
 }
 
 /// Compares one metric's repetitions as a single test: `significant` is the interval's own
@@ -432,5 +446,7 @@ pub fn metric_compare(metric: Metric, base: &[f64], new: &[f64], opts: &CompareO
         noisy: noisy_either,
         noisy_window: false,
         below_resolution: false,
+        base_values: base.to_vec(),
+        new_values: new.to_vec(),
     }
 }

@@ -19,6 +19,8 @@ pub fn compare_json(c: &Comparison) -> String {
             "same_within_pct": c.options.same_within_pct,
         },
         "records": flat_records(c),
+        "items": item_records(c),
+        "ramps": c.ramps,
         "summary": c.summary,
         "areas": c.areas,
         "overall": c.overall,
@@ -30,6 +32,53 @@ pub fn compare_json(c: &Comparison) -> String {
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
+}
+
+/// The per-item comparisons (latency percentiles, engine figures) as flat json records, one
+/// per (new side, matched point, item): the fields of a metric record, plus `kind` (`latency`
+/// or `figure`), `item` (operation or figure), `stat` (`p50`, `p90`, `p99` or "").
+pub fn item_records(c: &Comparison) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for t in &c.tables {
+        for row in &t.rows {
+            for (side, cell) in row.sides.iter().enumerate() {
+                let Some(cell) = cell else { continue };
+                for i in &cell.items {
+                    let m = &i.cmp;
+                    out.push(json!({
+                        "side": side,
+                        "new_run_id": c.news.get(side).map_or(0, |s| s.run_id),
+                        "workload": t.workload,
+                        "variant": t.variant,
+                        "params": row.params,
+                        "kind": i.kind,
+                        "item": i.item,
+                        "stat": i.stat,
+                        "unit": i.unit,
+                        "direction": i.direction(),
+                        "base_n": m.base.map_or(0, |s| s.n),
+                        "base_mean": m.base.map(|s| s.mean),
+                        "base_stddev": m.base.map(|s| s.stddev),
+                        "new_n": m.new.map_or(0, |s| s.n),
+                        "new_mean": m.new.map(|s| s.mean),
+                        "new_stddev": m.new.map(|s| s.stddev),
+                        "ratio": m.ratio,
+                        "gain_pct": m.gain_pct,
+                        "ci_lo": m.ci.map(|x| x.lo),
+                        "ci_hi": m.ci.map(|x| x.hi),
+                        "p_value": m.p_value,
+                        "q_value": m.q_value,
+                        "significant": m.significant,
+                        "verdict": m.verdict.map(|v| v.as_str()),
+                        "noisy": m.noisy,
+                        "noisy_window": m.noisy_window,
+                        "below_resolution": m.below_resolution,
+                    }));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// csv header, in column order.

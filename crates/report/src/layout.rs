@@ -224,7 +224,11 @@ fn summary_grid(c: &Comparison) -> Grid {
             _ => Tone::Plain,
         };
         row.push(Cell::plain(&s.area));
-        row.push(Cell::plain(&s.workload));
+        row.push(Cell::plain(if s.params.is_empty() {
+            s.workload.clone()
+        } else {
+            format!("{} {}", s.workload, s.params)
+        }));
         row.push(Cell::toned(
             range_text(s.throughput_range_pct),
             tone(s.throughput_geomean_pct, s.throughput_significant),
@@ -247,7 +251,13 @@ fn area_grid(c: &Comparison) -> Grid {
     h.extend(
         ["Area", "Throughput (geomean)", "CPU savings (geomean)", "workloads", "points"].map(String::from),
     );
-    let mut g = Grid::new("areas", "By area: geometric means over every point", h, if multi { 2 } else { 1 });
+    let none_significant = c.verdicts.iter().all(|v| v.significant == 0);
+    let caption = if none_significant {
+        "By area: geometric means over every point — point estimates only, no point is significant"
+    } else {
+        "By area: geometric means over every point"
+    };
+    let mut g = Grid::new("areas", caption, h, if multi { 2 } else { 1 });
     for a in &c.areas {
         let mut row = Vec::new();
         if multi {
@@ -291,23 +301,41 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
     doc.push(Block::Table(area_grid(c)));
     overall_lines(c, &mut doc);
     for t in &c.tables {
-        doc.push(Block::Heading(2, format!("{} — {}", t.title(), t.area)));
+        let areas: Vec<String> = crate::summary::rows_by_area(t).into_iter().map(|(a, _)| a).collect();
+        doc.push(Block::Heading(2, format!("{} — {}", t.title(), areas.join(", "))));
         for side in 0..c.news.len() {
             doc.push(Block::Table(workload_grid(c, t, side, view)));
             doc.extend(noisy_lines(t, side));
+            doc.extend(crate::itemlayout::item_blocks(c, t, side, view));
         }
         doc.extend(chart(t).into_iter().map(Block::Chart));
     }
+    doc.extend(crate::itemlayout::ramp_blocks(c));
     unmatched(c, &mut doc);
     env_section(c, &mut doc);
     doc
+}
+
+/// How many points are significant, noisy and below resolution — always all three, so that
+/// a reader sees what was left unjudged — and how many have an outlier repetition.
+pub fn headline(v: &crate::verdicts::SideVerdicts) -> String {
+    let mut s = format!(
+        "{} of {} points significant, {} noisy, {} below resolution",
+        v.significant, v.points, v.noisy, v.below_resolution
+    );
+    match v.with_outliers {
+        0 => {}
+        1 => s.push_str(", 1 with an outlier repetition"),
+        n => s.push_str(&format!(", {n} with outlier repetitions")),
+    }
+    s
 }
 
 /// What the points amount to per new side, and how quiet the machine was on each side.
 fn summary_lines(c: &Comparison, doc: &mut Vec<Block>) {
     for v in &c.verdicts {
         let name = c.news.get(v.side).map_or("", |n| n.name.as_str());
-        doc.push(Block::Para(format!("{name} vs {}: {}.", c.base.name, v.text())));
+        doc.push(Block::Para(format!("{name} vs {}: {}.", c.base.name, headline(v))));
     }
     let sides: Vec<&SideInfo> = std::iter::once(&c.base).chain(&c.news).collect();
     if sides.iter().all(|s| s.outside_cpu.is_none()) {

@@ -11,12 +11,16 @@ pub mod escape;
 pub mod flat;
 pub mod formats;
 pub mod html;
+pub mod itemlayout;
+pub mod items;
 pub mod layout;
 pub mod model;
 pub mod overall;
 pub mod profile;
 pub mod quality;
+pub mod ramps;
 pub mod runareas;
+pub mod runcharts;
 pub mod runlayout;
 pub mod runreport;
 pub mod runview;
@@ -86,3 +90,6 @@ mod trust_tests;
 
 #[cfg(test)]
 mod runview_tests;
+
+#[cfg(test)]
+mod items_tests;

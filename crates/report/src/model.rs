@@ -345,15 +345,26 @@ pub fn params_cmp(a: &Params, b: &Params) -> Ordering {
     }
 }
 
-/// Numbers numerically (ints and floats together), then booleans, then strings; the
-/// summed `overall` phase after every other value, as the seeds put it last.
+/// IOzone's phases in the order they run and the seeds list them (seed 001: initial write,
+/// rewrite, initial read, reread), then the random ones; `overall` comes after all of them.
+pub const PHASE_ORDER: [&str; 7] = ["write", "rewrite", "read", "reread", "randread", "randwrite", "randrw"];
+
+/// Numbers numerically (ints and floats together), then booleans, then strings: IOzone's
+/// phases in [`PHASE_ORDER`] before other strings, the rest alphabetically, and the summed
+/// `overall` phase after every other value, as the seeds put it last.
 pub fn value_cmp(a: &Value, b: &Value) -> Ordering {
-    let is_overall = |v: &Value| v.as_str() == Some(crate::overall::OVERALL);
+    let rank = |v: &Value| {
+        let s = v.as_str();
+        if s == Some(crate::overall::OVERALL) {
+            return PHASE_ORDER.len() + 1;
+        }
+        s.and_then(|s| PHASE_ORDER.iter().position(|p| *p == s)).unwrap_or(PHASE_ORDER.len())
+    };
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => x.total_cmp(&y),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => is_overall(a).cmp(&is_overall(b)).then_with(|| a.to_string().cmp(&b.to_string())),
+        (None, None) => rank(a).cmp(&rank(b)).then_with(|| a.to_string().cmp(&b.to_string())),
     }
 }
 
@@ -385,8 +396,8 @@ pub fn split_params<'p>(all: impl Iterator<Item = &'p Params> + Clone) -> (Vec<S
 
 /// Parameters that count concurrent load, in order of preference: the x axis of scaling
 /// charts and the axis whose first point is the ramp-up in summaries.
-pub const LOAD_AXES: [&str; 8] =
-    ["clients", "procs", "processes", "threads", "jobs", "streams", "users", "tasks"];
+pub const LOAD_AXES: [&str; 9] =
+    ["clients", "procs", "processes", "threads", "jobs", "streams", "users", "tasks", "connections"];
 
 /// The load axis among `names`, if any.
 pub fn load_axis(names: &[String]) -> Option<String> {
@@ -449,6 +460,17 @@ mod tests {
         let b = p(&[("clients", Value::Int(10))]);
         assert_eq!(params_cmp(&a, &b), Ordering::Less);
         assert_eq!(value_cmp(&Value::Float(1.5), &Value::Int(2)), Ordering::Less);
+    }
+
+    #[test]
+    fn phases_sort_as_iozone_runs_them_and_overall_last() {
+        let mut v: Vec<Value> = ["overall", "read", "randread", "reread", "rewrite", "write", "other"]
+            .iter()
+            .map(|s| Value::Str(s.to_string()))
+            .collect();
+        v.sort_by(value_cmp);
+        let names: Vec<&str> = v.iter().filter_map(Value::as_str).collect();
+        assert_eq!(names, ["write", "rewrite", "read", "reread", "randread", "other", "overall"]);
     }
 
     #[test]

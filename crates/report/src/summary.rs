@@ -1,12 +1,54 @@
-//! Seed-000-style summaries: per area and workload, the throughput change and the CPU
-//! consumption savings as a range over the scaling points after ramp-up, and their
-//! geometric means; plus the geometric mean over everything. Points with a noisy repetition
-//! and figures below resolution are left out of every range and mean, and counted instead.
+//! Seed-000-style summaries: per area (seed 000's areas, see [`seed_area`]) and workload, the
+//! throughput change and the CPU consumption savings as a range over the scaling points after
+//! ramp-up, and their geometric means; plus the geometric mean over everything. Points with a
+//! noisy repetition and figures below resolution are left out of every range and mean, and
+//! counted instead. Each row names its workload and the parameters that tell it from the
+//! other rows of the same workload.
 
 use crate::compare::{Row, WorkloadTable};
-use crate::model::{load_axis, value_cmp, Metric, Verdict};
+use crate::model::{load_axis, shown, value_cmp, Metric, Verdict};
+use racehorse_core::{Params, Value};
 use racehorse_stats::{geomean, range};
 use serde::Serialize;
+
+/// The area of seed 000's summary table a point belongs to, from its workload and parameters:
+/// lmbench-like micro benchmarks are "Kernel functions", dbench-like file serving "Scaling CPU
+/// and processes", the single-threaded compute suite "CPU intense", re-aim's mixes by their
+/// workfile (compute: "CPU and memory intense", fserver: "File server", new_db: "Database"),
+/// sysbench-like OLTP "Database OLTP", the BI queries "Large DB / BI", uperf-like traffic
+/// "Networking", IOzone/FIO-like I/O "Disk I/O". Other workloads keep their engine's area.
+pub fn seed_area(workload: &str, params: &Params, engine_area: &str) -> String {
+    let area = match workload {
+        "micro" => "Kernel functions",
+        "fileserver" | "dbench" => "Scaling CPU and processes",
+        "compute" => "CPU intense",
+        "mix" => match params.get("workfile").and_then(Value::as_str) {
+            Some("compute") => "CPU and memory intense",
+            Some("new_db") => "Database",
+            Some("fserver") | None => "File server",
+            Some(_) => "Scaling CPU and processes",
+        },
+        "oltp" | "sysbench" => "Database OLTP",
+        "analytics" => "Large DB / BI",
+        "net" | "iperf3" => "Networking",
+        "diskio" | "fio" | "smallread" => "Disk I/O",
+        _ => engine_area,
+    };
+    area.to_string()
+}
+
+/// The rows of a table per seed area, in order of first appearance.
+pub fn rows_by_area(t: &WorkloadTable) -> Vec<(String, Vec<&Row>)> {
+    let mut out: Vec<(String, Vec<&Row>)> = Vec::new();
+    for r in &t.rows {
+        let area = seed_area(&t.workload, &r.params, &t.area);
+        match out.iter_mut().find(|(a, _)| *a == area) {
+            Some((_, rows)) => rows.push(r),
+            None => out.push((area, vec![r])),
+        }
+    }
+    out
+}
 
 /// One line of the summary table for one new side.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -15,7 +57,9 @@ pub struct SummaryRow {
     pub side: usize,
     pub area: String,
     pub workload: String,
-    /// Throughput change in % (min, max) over the points used.
+    /// The parameters that tell this row from the other rows of the same workload, `k=v`
+    /// (or `k=a,b` for values that vary inside the row); "" when the workload has one row.
+    pub params: String,
     pub throughput_range_pct: Option<(f64, f64)>,
     /// Throughput change of the geometric mean of ratios, in %.
     pub throughput_geomean_pct: Option<f64>,
@@ -59,24 +103,30 @@ pub struct AreaSummary {
 
 /// Per new side and area (in order of first appearance), geometric means over all points.
 pub fn by_area(tables: &[WorkloadTable], sides: usize) -> Vec<AreaSummary> {
+    let parts: Vec<(String, &str, Vec<&Row>)> = tables
+        .iter()
+        .flat_map(|t| rows_by_area(t).into_iter().map(move |(a, rows)| (a, t.workload.as_str(), rows)))
+        .collect();
     let mut areas: Vec<&str> = Vec::new();
-    for t in tables {
-        if !areas.contains(&t.area.as_str()) {
-            areas.push(&t.area);
+    for (a, _, _) in &parts {
+        if !areas.contains(&a.as_str()) {
+            areas.push(a);
         }
     }
     let mut out = Vec::new();
     for side in 0..sides {
         for area in &areas {
-            let in_area = || tables.iter().filter(|t| t.area == *area);
-            let tput = ratios(in_area().flat_map(|t| t.rows.iter()), side, Metric::Throughput);
-            let cpu = ratios(in_area().flat_map(|t| t.rows.iter()), side, Metric::CpuTotalPerUnit);
+            let in_area = || parts.iter().filter(|(a, _, _)| a == area);
+            let tput = ratios(in_area().flat_map(|p| p.2.iter().copied()), side, Metric::Throughput);
+            let cpu = ratios(in_area().flat_map(|p| p.2.iter().copied()), side, Metric::CpuTotalPerUnit);
+            let mut workloads: Vec<&str> = in_area().map(|p| p.1).collect();
+            workloads.dedup();
             out.push(AreaSummary {
                 side,
                 area: area.to_string(),
                 throughput_geomean_pct: geomean(&tput).map(|r| Metric::Throughput.gain_pct(r)),
                 cpu_savings_geomean_pct: geomean(&cpu).map(|r| Metric::CpuTotalPerUnit.gain_pct(r)),
-                workloads: in_area().count(),
+                workloads: workloads.len(),
                 points: tput.len(),
             });
         }
@@ -126,30 +176,98 @@ fn significant<'a>(rows: impl Iterator<Item = &'a Row>, side: usize, m: Metric) 
     out
 }
 
-/// Rows after ramp-up: when the table has a load axis (clients, procs …) with at least
-/// three values, the rows at its smallest value are left out, as the seeds quote ranges
-/// "after ramp up"; otherwise every row.
+/// Rows after ramp-up: when the table has a load axis (clients, procs, connections …) with
+/// at least three values, the rows at its smallest value are left out, as the seeds quote
+/// ranges "after ramp up"; otherwise every row.
 pub fn after_ramp_up(table: &WorkloadTable) -> (Vec<&Row>, Option<String>) {
+    ramp_up_of(table, table.rows.iter().collect())
+}
+
+/// [`after_ramp_up`] over some rows of a table.
+fn ramp_up_of<'a>(table: &WorkloadTable, rows: Vec<&'a Row>) -> (Vec<&'a Row>, Option<String>) {
     let Some(axis) = load_axis(&table.columns) else {
-        return (table.rows.iter().collect(), None);
+        return (rows, None);
     };
-    let mut values: Vec<_> = table.rows.iter().filter_map(|r| r.params.get(&axis)).collect();
+    let mut values: Vec<_> = rows.iter().filter_map(|r| r.params.get(&axis)).collect();
     values.sort_by(|a, b| value_cmp(a, b));
     values.dedup();
     if values.len() < 3 {
-        return (table.rows.iter().collect(), None);
+        return (rows, None);
     }
     let first = values[0].clone();
-    let kept = table.rows.iter().filter(|r| r.params.get(&axis) != Some(&first)).collect();
+    let kept = rows.iter().copied().filter(|r| r.params.get(&axis) != Some(&first)).collect();
     (kept, Some(format!("{axis}={first}")))
 }
 
-/// Summary rows for every new side and workload table.
+/// One summary row before its label: a table's rows of one area.
+struct Part<'a> {
+    table: &'a WorkloadTable,
+    area: String,
+    rows: Vec<&'a Row>,
+}
+
+/// `k=v` for the parameters equal across `rows`, `k=a,b` for the others (values in order).
+fn row_params(rows: &[&Row]) -> Vec<(String, String)> {
+    let mut names: Vec<&String> = rows.iter().flat_map(|r| r.params.keys()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|n| {
+            let mut vals: Vec<&Value> = rows.iter().filter_map(|r| r.params.get(n)).collect();
+            vals.sort_by(|a, b| value_cmp(a, b));
+            vals.dedup();
+            let mut text: Vec<String> = vals.iter().take(4).map(|v| shown(n, v)).collect();
+            if vals.len() > 4 {
+                text.push("…".into());
+            }
+            (n.clone(), format!("{n}={}", text.join(",")))
+        })
+        .collect()
+}
+
+/// Per part, the parameters that tell it from the other parts of the same workload title:
+/// those whose values differ between them; the unit when nothing else does.
+fn distinguishing(parts: &[Part<'_>]) -> Vec<String> {
+    let described: Vec<Vec<(String, String)>> = parts.iter().map(|p| row_params(&p.rows)).collect();
+    (0..parts.len())
+        .map(|i| {
+            let title = parts[i].table.title();
+            let peers: Vec<usize> =
+                (0..parts.len()).filter(|&j| j != i && parts[j].table.title() == title).collect();
+            if peers.is_empty() {
+                return String::new();
+            }
+            let differs = |(name, text): &(String, String)| {
+                peers
+                    .iter()
+                    .any(|&j| described[j].iter().find(|(n, _)| n == name).is_none_or(|(_, t)| t != text))
+            };
+            let differing: Vec<&str> =
+                described[i].iter().filter(|d| differs(d)).map(|(_, t)| t.as_str()).collect();
+            // Parameters fixed inside the row say it best; varying ones only when none does.
+            let fixed: Vec<&str> = differing.iter().copied().filter(|t| !t.contains(',')).collect();
+            let label = if fixed.is_empty() { differing } else { fixed };
+            if label.is_empty() {
+                format!("in {}", crate::units::unit_view(parts[i].table.unit).tput_label)
+            } else {
+                label.join(" ")
+            }
+        })
+        .collect()
+}
+
+/// Summary rows for every new side and workload table (a row per seed area of a table).
 pub fn summarise(tables: &[WorkloadTable], sides: usize) -> Vec<SummaryRow> {
+    let parts: Vec<Part<'_>> = tables
+        .iter()
+        .flat_map(|t| rows_by_area(t).into_iter().map(move |(area, rows)| Part { table: t, area, rows }))
+        .collect();
+    let labels = distinguishing(&parts);
     let mut out = Vec::new();
     for side in 0..sides {
-        for t in tables {
-            let (rows, excluded) = after_ramp_up(t);
+        for (p, label) in parts.iter().zip(&labels) {
+            let (rows, excluded) = ramp_up_of(p.table, p.rows.clone());
             let tput = ratios(rows.iter().copied(), side, Metric::Throughput);
             let cpu = ratios(rows.iter().copied(), side, Metric::CpuTotalPerUnit);
             let (present, noisy_points, below_resolution_points) = left_out(rows.iter().copied(), side);
@@ -160,8 +278,9 @@ pub fn summarise(tables: &[WorkloadTable], sides: usize) -> Vec<SummaryRow> {
             let save = |r: f64| Metric::CpuTotalPerUnit.gain_pct(r);
             out.push(SummaryRow {
                 side,
-                area: t.area.clone(),
-                workload: t.title(),
+                area: p.area.clone(),
+                workload: p.table.title(),
+                params: label.clone(),
                 throughput_range_pct: range(&tput).map(|(lo, hi)| (gain(lo), gain(hi))),
                 throughput_geomean_pct: geomean(&tput).map(gain),
                 // Savings fall as the ratio rises: the range flips.

@@ -23,6 +23,9 @@ pub struct Shape {
     /// Relative noise amplitude (0.02 = ±2%).
     pub noise: f64,
     pub seed: u64,
+    /// Give each cell latency histograms of two operations, `read` and `write`, about
+    /// 100 µs × clients / speed (p99 about twice p50).
+    pub latencies: bool,
 }
 
 impl Default for Shape {
@@ -36,6 +39,7 @@ impl Default for Shape {
             cpu_cost: 1.0,
             noise: 0.01,
             seed: 1,
+            latencies: false,
         }
     }
 }
@@ -86,6 +90,21 @@ fn cell(
     let cpu_s = c.units * 2e-9 * shape.cpu_cost * (1.0 + shape.noise * noise(rng));
     c.cpu = CpuUsage { user_s: cpu_s * 0.3, kernel_s: cpu_s * 0.7, steal_s: 0.0, iowait_s: 0.1, idle_s: 1.0 };
     c.cpus_online = cpus as u32;
+    if shape.latencies {
+        c.latencies = ["read", "write"]
+            .iter()
+            .enumerate()
+            .map(|(k, op)| {
+                let mut h = racehorse_core::LatencyHistogram::new();
+                let typical = 100_000.0 * clients as f64 * (1.0 + k as f64) / shape.speed;
+                for i in 0..200 {
+                    let tail = if i % 50 == 0 { 2.5 } else { 1.0 + f64::from(i % 10) / 20.0 };
+                    h.record((typical * tail * (1.0 + shape.noise * noise(rng))) as u64);
+                }
+                racehorse_core::OpStats { op: op.to_string(), latency: h }
+            })
+            .collect();
+    }
     c.samples = (1..=3)
         .map(|t| SamplePoint {
             t_ms: t * 1000,

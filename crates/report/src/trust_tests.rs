@@ -135,8 +135,9 @@ fn aa_on_a_quiet_machine_gives_no_star_by_chance() {
     assert_eq!(c.verdicts[0].tests, 192);
     let text = compare_text(&c, View::default());
     assert!(!text.contains("%*"), "{text}");
-    assert!(text.contains("0 of 48 points significant."), "{text}");
+    assert!(text.contains("0 of 48 points significant, 0 noisy, 0 below resolution."), "{text}");
     assert!(text.contains("no significant difference at any of the 48 points"), "{text}");
+    assert!(text.contains("point estimates only, no point is significant"), "{text}");
 }
 
 /// The micro figure: one repetition at 1e12 ops/s, below resolution.

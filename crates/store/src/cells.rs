@@ -95,7 +95,19 @@ impl Store {
         self.load_cells(run_id, false)
     }
 
+    /// The cells of a run in plan order with their latency histograms but without samples:
+    /// what comparisons need (they compare latency percentiles, not the monitor series).
+    pub fn run_cells_with_latencies(&self, run_id: i64) -> Result<Vec<CellResult>> {
+        self.load_cells_with(run_id, false, true)
+    }
+
     fn load_cells(&self, run_id: i64, with_series: bool) -> Result<Vec<CellResult>> {
+        self.load_cells_with(run_id, with_series, with_series)
+    }
+
+    fn load_cells_with(&self, run_id: i64, samples: bool, latencies: bool) -> Result<Vec<CellResult>> {
+        // One query for the whole run's histograms, not one per cell.
+        let mut by_cell = if latencies { self.run_latencies(run_id)? } else { Default::default() };
         let mut stmt = self.conn.prepare(CELL_SELECT)?;
         let rows = stmt.query_map([run_id], |row| Ok((row.get::<_, i64>(0)?, cell_from_row(row)?)))?;
         let mut cells = Vec::new();
@@ -103,9 +115,11 @@ impl Store {
             let (cell_id, cell) = row?;
             let mut cell =
                 cell.map_err(|detail| StoreError::Corrupt { table: "cells", id: cell_id, detail })?;
-            if with_series {
+            if samples {
                 cell.samples = self.samples(cell_id)?;
-                cell.latencies = self.latencies(cell_id)?;
+            }
+            if latencies {
+                cell.latencies = by_cell.remove(&cell_id).unwrap_or_default();
             }
             cells.push(cell);
         }
@@ -119,23 +133,26 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
-    fn latencies(&self, cell_id: i64) -> Result<Vec<OpStats>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT op, histogram_json FROM latencies WHERE cell_id = ?1 ORDER BY rowid")?;
-        let rows =
-            stmt.query_map([cell_id], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
-        let mut ops = Vec::new();
+    /// Every latency histogram of a run's cells, by cell id, each cell's in the order written.
+    fn run_latencies(&self, run_id: i64) -> Result<std::collections::HashMap<i64, Vec<OpStats>>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT l.cell_id, l.op, l.histogram_json FROM latencies l JOIN cells c ON c.id = l.cell_id \
+             WHERE c.run_id = ?1 ORDER BY l.rowid",
+        )?;
+        let rows = stmt.query_map([run_id], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?))
+        })?;
+        let mut out: std::collections::HashMap<i64, Vec<OpStats>> = std::collections::HashMap::new();
         for row in rows {
-            let (op, json) = row?;
+            let (cell_id, op, json) = row?;
             let latency: LatencyHistogram = serde_json::from_str(&json).map_err(|e| StoreError::Corrupt {
                 table: "latencies",
                 id: cell_id,
                 detail: format!("histogram of op '{op}': {e}"),
             })?;
-            ops.push(OpStats { op, latency });
+            out.entry(cell_id).or_default().push(OpStats { op, latency });
         }
-        Ok(ops)
+        Ok(out)
     }
 }
 

@@ -23,6 +23,10 @@ fn full_cell_round_trips() {
     expected.samples.clear();
     expected.latencies.clear();
     assert_eq!(light[0], expected, "everything but the series is read");
+    let for_compare = store.run_cells_with_latencies(run).unwrap();
+    expected.latencies = back[0].latencies.clone();
+    assert_eq!(for_compare[0], expected, "latencies without samples");
+    assert_eq!(for_compare.len(), cells.len());
 }
 
 #[test]

@@ -1,0 +1,295 @@
+//! Tests of what compare shows beyond the four metrics: latency percentiles, the engines'
+//! figures (paging, analytics per query), load ramps, IOzone's phase order, the seed-000
+//! summary's areas and labels, and the charts built from them.
+
+use crate::charts::compare_charts;
+use crate::compare::{compare, CompareOptions, Comparison};
+use crate::items::ItemKind;
+use crate::model::Side;
+use crate::synth::{run_info, synthetic_side, Shape};
+use crate::{compare_text, View};
+use racehorse_core::{CellResult, CellSpec, CpuUsage, Nanos, Params, Value, WorkUnit};
+
+fn cmp(base: &Side, new: &Side) -> Comparison {
+    compare(base, std::slice::from_ref(new), &CompareOptions::default(), &|_: &str| "Engine area".to_string())
+        .expect("comparable")
+}
+
+/// One ok cell: `tput` units/s over 10 s and `cpu_s` CPU seconds; `wobble` varies it a little.
+fn cell(
+    workload: &str,
+    params: &[(&str, Value)],
+    rep: u32,
+    unit: WorkUnit,
+    tput: f64,
+    wobble: f64,
+) -> CellResult {
+    let params: Params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    let spec = CellSpec { workload: workload.into(), params, variant: "default".into(), rep };
+    let mut c = CellResult::empty(spec, unit);
+    let f = 1.0 + wobble * (f64::from(rep) - 2.0);
+    c.window = Nanos(10_000_000_000);
+    c.units = tput * 10.0 * f;
+    c.cpu = CpuUsage { user_s: 1.0 * f, kernel_s: 2.0 * f, ..CpuUsage::default() };
+    c
+}
+
+fn side(id: i64, cells: Vec<CellResult>) -> Side {
+    Side::whole(run_info(id, &format!("r{id}")), cells)
+}
+
+#[test]
+fn latency_percentiles_compare_with_lower_as_better() {
+    let base = synthetic_side(1, "a", &Shape { workloads: 1, latencies: true, ..Shape::default() });
+    let new = synthetic_side(
+        2,
+        "b",
+        &Shape { workloads: 1, latencies: true, speed: 1.25, seed: 7, ..Shape::default() },
+    );
+    let c = cmp(&base, &new);
+    let items = &c.tables[0].rows[0].sides[0].as_ref().unwrap().items;
+    let labels: Vec<String> = items.iter().map(|i| i.label()).collect();
+    assert_eq!(labels, ["read p50", "read p90", "read p99", "write p50", "write p90", "write p99"]);
+    let p99 = &items[2];
+    assert_eq!(p99.kind, ItemKind::Latency);
+    let r = p99.cmp.ratio.unwrap();
+    assert!((r - 0.8).abs() < 0.05, "25% faster: latencies at 0.8 of base, got {r}");
+    assert!(p99.cmp.gain_pct.unwrap() > 15.0, "shorter latency reads as a gain");
+    assert_eq!(p99.cmp.significant, Some(true), "3 reps a side at 1% noise");
+    let text = compare_text(&c, View { absolute: true, ci: false });
+    assert!(text.contains("w0 latency percentiles (scaled to run 1 'a')"), "{text}");
+    assert!(text.contains("base p99 ms") && text.contains("operation"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&crate::formats::compare_json(&c)).unwrap();
+    let rec = &json["items"][2];
+    assert_eq!(
+        (rec["kind"].as_str(), rec["item"].as_str(), rec["stat"].as_str()),
+        (Some("latency"), Some("read"), Some("p99"))
+    );
+    assert_eq!(rec["direction"], "lower_is_better");
+    assert_eq!(rec["unit"], "ns");
+    assert!(rec["q_value"].is_number());
+}
+
+#[test]
+fn latencies_below_resolution_show_no_number() {
+    let mut base = synthetic_side(
+        1,
+        "a",
+        &Shape { workloads: 1, clients: vec![1], latencies: true, ..Shape::default() },
+    );
+    let new = synthetic_side(
+        2,
+        "b",
+        &Shape { workloads: 1, clients: vec![1], latencies: true, ..Shape::default() },
+    );
+    base.cells[0].quality.mark_below("latency read", "shorter than the clock");
+    let c = cmp(&base, &new);
+    let items = &c.tables[0].rows[0].sides[0].as_ref().unwrap().items;
+    let read = items.iter().find(|i| i.item == "read").unwrap();
+    assert!(read.cmp.below_resolution && read.cmp.ratio.is_none());
+    assert!(items.iter().find(|i| i.item == "write").unwrap().cmp.ratio.is_some());
+}
+
+fn paging(id: i64, cpu_factor: f64, moves: f64) -> Side {
+    let cells = (1..=3)
+        .map(|rep| {
+            let mut c = cell("paging", &[("region", Value::Int(1 << 30))], rep, WorkUnit::Ops, 1000.0, 0.01);
+            c.cpu.kernel_s *= cpu_factor;
+            c.extra.insert("n_page_moved".into(), 5000.0 * (1.0 + 0.01 * f64::from(rep)));
+            c.extra.insert("moves_per_touch".into(), moves * (1.0 + 0.01 * f64::from(rep)));
+            c
+        })
+        .collect();
+    side(id, cells)
+}
+
+#[test]
+fn paging_compares_cpu_per_page_moved_and_moves_per_touch() {
+    let c = cmp(&paging(1, 1.0, 0.5), &paging(2, 2.0, 0.25));
+    let items = &c.tables[0].rows[0].sides[0].as_ref().unwrap().items;
+    let cpu = items.iter().find(|i| i.item == "CPU per page moved").expect("CPU per page moved");
+    assert!((cpu.cmp.ratio.unwrap() - 5.0 / 3.0).abs() < 0.01, "kernel CPU doubled: (1 + 4) / 3");
+    assert!(cpu.cmp.gain_pct.unwrap() < 0.0, "more CPU per page is worse");
+    let moves = items.iter().find(|i| i.item == "moves per touch").expect("moves per touch");
+    assert!((moves.cmp.ratio.unwrap() - 0.5).abs() < 1e-9 && moves.cmp.gain_pct.unwrap() > 0.0);
+    let text = compare_text(&c, View::default());
+    assert!(text.contains("paging figures per point") && text.contains("µs/page"), "{text}");
+}
+
+fn analytics(id: i64, q2_ms: f64) -> Side {
+    let cells = (1..=3)
+        .map(|rep| {
+            let mut c = cell("analytics", &[("scale", Value::Int(1))], rep, WorkUnit::Ops, 10.0, 0.01);
+            let w = 1.0 + 0.01 * f64::from(rep);
+            c.extra.insert("q01_ms".into(), 40.0 * w);
+            c.extra.insert("q02_ms".into(), q2_ms * w);
+            c.extra.insert("q01_rows".into(), 12.0);
+            c.extra.insert("total_ms".into(), (40.0 + q2_ms) * w);
+            c
+        })
+        .collect();
+    side(id, cells)
+}
+
+#[test]
+fn analytics_compares_every_query() {
+    let c = cmp(&analytics(1, 60.0), &analytics(2, 30.0));
+    let items = &c.tables[0].rows[0].sides[0].as_ref().unwrap().items;
+    let names: Vec<&str> = items.iter().map(|i| i.item.as_str()).collect();
+    assert_eq!(names, ["q01 time", "q02 time"], "one row per query; no total, no row counts");
+    assert!((items[1].cmp.ratio.unwrap() - 0.5).abs() < 1e-9);
+    assert_eq!(items[1].cmp.significant, Some(true));
+    let text = compare_text(&c, View::default());
+    assert!(text.contains("q02 time") && text.contains("q01 time"), "{text}");
+    let charts = compare_charts(&c, &c.tables[0]);
+    assert!(charts.iter().any(|s| s.contains("analytics: engine figures vs base")), "a chart of the queries");
+}
+
+fn mix(id: i64, workfile: &str, loads: u64, speed: f64) -> Vec<CellResult> {
+    let mut out = Vec::new();
+    for users in 1..=loads {
+        for rep in 1..=3 {
+            let p = [("workfile", Value::Str(workfile.into())), ("users", Value::Int(users as i64))];
+            out.push(cell("mix", &p, rep, WorkUnit::Jobs, speed * users as f64, 0.01 * id as f64));
+        }
+    }
+    out
+}
+
+#[test]
+fn ramps_compare_the_highest_load_reached() {
+    let base = side(1, mix(1, "compute", 4, 1.0).into_iter().chain(mix(1, "fserver", 3, 1.0)).collect());
+    let new = side(2, mix(2, "compute", 6, 1.1).into_iter().chain(mix(2, "fserver", 3, 1.0)).collect());
+    let c = cmp(&base, &new);
+    assert_eq!(c.ramps.len(), 2);
+    let compute = c.ramps.iter().find(|r| r.label == "workfile=compute").unwrap();
+    assert_eq!(compute.base.unwrap().reached_users, 4);
+    assert_eq!(compute.new.unwrap().reached_users, 6);
+    assert_eq!(compute.reached_gain_pct(), Some(50.0));
+    let text = compare_text(&c, View::default());
+    assert!(text.contains("Load ramps") && text.contains("Highest load reached"), "{text}");
+    // The summary: re-aim's mixes in seed 000's areas, each row named by its workfile.
+    let rows: Vec<(&str, &str)> = c.summary.iter().map(|s| (s.area.as_str(), s.params.as_str())).collect();
+    assert_eq!(rows, [("CPU and memory intense", "workfile=compute"), ("File server", "workfile=fserver")]);
+    assert!(text.contains("mix workfile=compute"), "{text}");
+}
+
+fn net(id: i64, speed: f64) -> Side {
+    let mut cells = Vec::new();
+    for (mode, unit) in [("stream", WorkUnit::Bytes), ("rr", WorkUnit::Transactions)] {
+        for conns in [1, 2, 4, 8] {
+            for rep in 1..=3 {
+                let p = [("mode", Value::Str(mode.into())), ("connections", Value::Int(conns))];
+                cells.push(cell("net", &p, rep, unit, speed * 1e3 * conns as f64, 0.01));
+            }
+        }
+    }
+    side(id, cells)
+}
+
+#[test]
+fn net_rows_are_named_and_connections_is_a_load_axis() {
+    let c = cmp(&net(1, 1.0), &net(2, 1.2));
+    let rows: Vec<(&str, String)> =
+        c.summary.iter().map(|s| (s.area.as_str(), format!("{} {}", s.workload, s.params))).collect();
+    assert_eq!(
+        rows,
+        [("Networking", "net mode=stream".to_string()), ("Networking", "net mode=rr".to_string())]
+    );
+    assert!(c.summary.iter().all(|s| s.ramp_up_excluded.as_deref() == Some("connections=1")));
+    let charts = compare_charts(&c, &c.tables[0]);
+    let scaling = charts.iter().find(|s| s.contains("throughput vs connections")).expect("a line chart");
+    assert!(scaling.contains("<g class=\"axis-x log2\">") && scaling.contains(">8</text>"));
+    assert!(!scaling.contains(">1.5</text>") && !scaling.contains(">2.5</text>"));
+    assert!(scaling.contains("class=\"errorbars\"") && scaling.contains("class=\"reps\""));
+    let cpu = charts.iter().find(|s| s.contains("CPU per unit of work")).expect("a CPU chart");
+    assert!(cpu.contains("class=\"errorbars\"") && cpu.contains("class=\"reps\""), "CPU totals' spread");
+}
+
+#[test]
+fn iozone_phases_keep_their_order_with_overall_last() {
+    let mut cells = Vec::new();
+    for phase in ["read", "reread", "rewrite", "write", "randread"] {
+        for rep in 1..=3 {
+            cells.push(cell(
+                "diskio",
+                &[("phase", Value::Str(phase.into()))],
+                rep,
+                WorkUnit::Bytes,
+                1e8,
+                0.01,
+            ));
+        }
+    }
+    let c = cmp(&side(1, cells.clone()), &side(2, cells));
+    let order: Vec<String> = c.tables[0].rows.iter().map(|r| r.label.clone()).collect();
+    assert_eq!(
+        order,
+        ["phase=write", "phase=rewrite", "phase=read", "phase=reread", "phase=randread", "phase=overall"]
+    );
+}
+
+#[test]
+fn bars_are_coloured_by_significance_not_by_size() {
+    use racehorse_chart::Verdict as V;
+    // 2 repetitions a side: no interval, so no colour however large the change.
+    let base = synthetic_side(1, "a", &Shape { workloads: 1, reps: 2, ..Shape::default() });
+    let new = synthetic_side(2, "b", &Shape { workloads: 1, reps: 2, speed: 1.5, ..Shape::default() });
+    let c = cmp(&base, &new);
+    let m = c.tables[0].rows[0].sides[0].as_ref().unwrap().metric(crate::Metric::Throughput).unwrap();
+    assert_eq!(crate::charts::chart_verdict(m), V::Untested);
+    let charts = compare_charts(&c, &c.tables[0]).join("");
+    assert!(
+        charts.contains(V::Untested.color()) && !charts.contains(&format!("fill=\"{}\"", V::Better.color()))
+    );
+    // 3 repetitions: the same change is significant and green.
+    let base = synthetic_side(1, "a", &Shape { workloads: 1, ..Shape::default() });
+    let new = synthetic_side(2, "b", &Shape { workloads: 1, speed: 1.5, ..Shape::default() });
+    let c = cmp(&base, &new);
+    let m = c.tables[0].rows[0].sides[0].as_ref().unwrap().metric(crate::Metric::Throughput).unwrap();
+    assert_eq!(crate::charts::chart_verdict(m), V::Better);
+}
+
+#[test]
+fn latency_charts_are_drawn_per_workload() {
+    let base = synthetic_side(1, "a", &Shape { workloads: 1, latencies: true, ..Shape::default() });
+    let new =
+        synthetic_side(2, "b", &Shape { workloads: 1, latencies: true, speed: 1.25, ..Shape::default() });
+    let c = cmp(&base, &new);
+    let charts = compare_charts(&c, &c.tables[0]);
+    let line = charts.iter().find(|s| s.contains("p99 latency vs clients")).expect("latency line chart");
+    assert!(line.contains("class=\"errorbars\"") && line.contains("axis-x log2"));
+    assert!(charts.iter().any(|s| s.contains("p99 latency (shorter is better)")), "latency bars");
+    let html = crate::compare_html(&c, View::default());
+    assert!(html.contains("<table class=\"latency\""), "a latency table in the page");
+}
+
+#[test]
+fn run_report_throughput_chart_has_error_bars_and_repetitions() {
+    let side = synthetic_side(1, "a", &Shape { workloads: 1, ..Shape::default() });
+    let r = crate::run_report(&side, 0.05, &|_: &str| "Area".to_string());
+    let html = crate::run_html(&r);
+    let chart = html.split("<svg").find(|s| s.contains("throughput vs clients")).expect("scaling chart");
+    assert!(chart.contains("class=\"errorbars\"") && chart.contains("class=\"reps\""));
+    assert!(chart.contains("<g class=\"axis-x log2\">"));
+}
+
+#[test]
+fn micro_tables_of_two_units_get_distinct_summary_rows() {
+    let mut cells = Vec::new();
+    for (bench, unit) in [("syscall", WorkUnit::Ops), ("fork", WorkUnit::Ops), ("bw_pipe", WorkUnit::Bytes)] {
+        for rep in 1..=3 {
+            cells.push(cell("micro", &[("bench", Value::Str(bench.into()))], rep, unit, 1e6, 0.01));
+        }
+    }
+    let c = cmp(&side(1, cells.clone()), &side(2, cells));
+    let rows: Vec<(&str, String)> =
+        c.summary.iter().map(|s| (s.area.as_str(), format!("{} {}", s.workload, s.params))).collect();
+    assert_eq!(
+        rows,
+        [
+            ("Kernel functions", "micro bench=bw_pipe".to_string()),
+            ("Kernel functions", "micro bench=fork,syscall".to_string())
+        ]
+    );
+}
