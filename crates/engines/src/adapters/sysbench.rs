@@ -181,8 +181,8 @@ impl Engine for Sysbench {
             return Err(EngineError::Failed(format!(
                 "sysbench prepare failed ({}): {}{}",
                 out.status,
-                String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or(""),
-                String::from_utf8_lossy(&out.stderr).trim()
+                crate::bounded_output(String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("")),
+                crate::bounded_output(String::from_utf8_lossy(&out.stderr).trim())
             )));
         }
         Ok(Box::new(SbCell { tool, setup: s, target: Some(target) }))
@@ -214,7 +214,7 @@ impl Workload for SbCell {
         let text = running.stdout.join().unwrap_or_default();
         if !status.success() || edges.client0.is_none() {
             ctl.stop();
-            let last = |t: &str| t.trim().lines().last().unwrap_or("").to_string();
+            let last = |t: &str| crate::bounded_output(t.trim().lines().last().unwrap_or(""));
             return Err(EngineError::Failed(format!(
                 "sysbench run failed ({status}): {} {}",
                 last(&stderr),

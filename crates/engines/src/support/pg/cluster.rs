@@ -143,7 +143,7 @@ fn random_password() -> Result<String, EngineError> {
 fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(6)..].join(" | ")
+    crate::bounded_output(&lines[lines.len().saturating_sub(6)..].join(" | "))
 }
 
 impl Cluster {
@@ -250,7 +250,7 @@ impl Cluster {
             return Err(EngineError::Failed(format!(
                 "initdb failed ({}): {}{hint}",
                 out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
+                crate::bounded_output(String::from_utf8_lossy(&out.stderr).trim())
             )));
         }
         Ok(())
