@@ -135,6 +135,16 @@ fn base_args(s: &Setup, cfg: &PgConfig) -> Vec<String> {
     ]
 }
 
+/// The DSN's TLS settings for sysbench's libpq, which has no options for them but reads the
+/// environment (a socket directory as host needs nothing: libpq takes it from --pgsql-host).
+fn libpq_env(cfg: &PgConfig) -> Vec<(&'static str, String)> {
+    let mut env = vec![("PGSSLMODE", cfg.sslmode.as_str().to_string())];
+    if let Some(root) = &cfg.sslrootcert {
+        env.push(("PGSSLROOTCERT", root.display().to_string()));
+    }
+    env
+}
+
 /// What `Sysbench` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "sysbench",
@@ -174,6 +184,7 @@ impl Engine for Sysbench {
         args.push("prepare".into());
         let out = Command::new(&tool)
             .args(&args)
+            .envs(libpq_env(config))
             .stdin(Stdio::null())
             .output()
             .map_err(|e| EngineError::io("cannot run sysbench", &tool, e))?;
@@ -203,7 +214,7 @@ impl Workload for SbCell {
         let server = cluster.as_ref().and_then(|c| c.postmaster_pid());
         let warm_s = ctl.warmup.as_secs_f64().ceil() as u64;
         let run_s = ctl.runtime.as_secs_f64().ceil().max(1.0) as u64;
-        let mut running = self.spawn(&self.run_args(config, warm_s, run_s))?;
+        let mut running = self.spawn(&self.run_args(config, warm_s, run_s), &libpq_env(config))?;
         let opener = if warm_s > 0 { "Checkpoint report" } else { "Threads started" };
         let limit = Duration::from_secs(warm_s + run_s + 60);
         let edges = running.follow(ctl, opener, limit, server)?;
@@ -250,9 +261,10 @@ impl SbCell {
     }
 
     /// Starts sysbench with `args`, its stdout and stderr read on threads of their own.
-    fn spawn(&self, args: &[String]) -> Result<Running, EngineError> {
+    fn spawn(&self, args: &[String], env: &[(&str, String)]) -> Result<Running, EngineError> {
         let mut child = Command::new(&self.tool)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
