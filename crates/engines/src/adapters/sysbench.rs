@@ -98,12 +98,15 @@ pub fn parse_report(text: &str) -> Result<Report, String> {
         } else if let Some((v, _)) = num("max") {
             r.lat_max_ms = v;
         } else if let Some((p, rest)) = l.split_once("th percentile") {
-            let pct = p.trim().parse().map_err(|_| format!("bad percentile line '{l}'"))?;
+            let pct = p
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad percentile line '{}'", crate::bounded_output(l)))?;
             let ms = rest
                 .trim_start_matches(':')
                 .trim()
                 .parse()
-                .map_err(|_| format!("bad percentile line '{l}'"))?;
+                .map_err(|_| format!("bad percentile line '{}'", crate::bounded_output(l)))?;
             r.lat_pct_ms = Some((pct, ms));
         }
     }

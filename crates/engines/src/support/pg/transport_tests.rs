@@ -95,6 +95,17 @@ fn tls_modes_encrypt_and_check_certificates_as_libpq_does() {
         .err()
         .expect("no file");
     assert!(e.to_string().contains("absent.pem"), "{e}");
+    // A server that refuses plain connections: allow retries with TLS, disable cannot log in.
+    let hba = cluster.root().join("data/pg_hba.conf");
+    let old = std::fs::read_to_string(&hba).expect("pg_hba");
+    std::fs::write(&hba, format!("hostnossl all all 127.0.0.1/32 reject\n{old}")).expect("write pg_hba");
+    plain.execute("SELECT pg_reload_conf()").expect("reload");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let c = PgConn::connect(&cfg_with(&base, "127.0.0.1", SslMode::Allow, None)).expect("allow");
+    assert!(c.is_tls(), "allow fell back to TLS");
+    let e =
+        PgConn::connect(&cfg_with(&base, "127.0.0.1", SslMode::Disable, None)).err().expect("plain refused");
+    assert!(e.to_string().contains("pg_hba.conf rejects connection"), "{e}");
 }
 
 #[test]
