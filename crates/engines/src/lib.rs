@@ -42,7 +42,7 @@ pub mod registry;
 mod layers;
 
 pub use control::{Clock, Control, FakeClock, Phase, RealClock, WindowHooks};
-pub use error::EngineError;
+pub use error::{bounded_output, EngineError};
 pub use info::{Caps, EngineInfo, Shortcut, ShortcutForm, Tool};
 pub use options::{OptKind, OptionSpec};
 pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};

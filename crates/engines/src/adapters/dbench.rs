@@ -206,7 +206,8 @@ impl Workload for DbenchCell {
             ctl.stop();
             let tail = lines.iter().rev().take(5).rev().cloned().collect::<Vec<_>>().join(" | ");
             return Err(EngineError::Failed(format!(
-                "dbench exited with {status} without a result; last output: {tail}"
+                "dbench exited with {status} without a result; last output: {}",
+                crate::bounded_output(&tail)
             )));
         };
         let window_s = ctl.window().map(|w| w.as_secs_f64()).unwrap_or(0.0);

@@ -320,7 +320,7 @@ fn tail(lines: &[String]) -> String {
     if t.is_empty() {
         "(iperf3 printed nothing)".into()
     } else {
-        t.join(" | ").chars().take(600).collect()
+        crate::bounded_output(&t.join(" | "))
     }
 }
 

@@ -98,12 +98,15 @@ pub fn parse_report(text: &str) -> Result<Report, String> {
         } else if let Some((v, _)) = num("max") {
             r.lat_max_ms = v;
         } else if let Some((p, rest)) = l.split_once("th percentile") {
-            let pct = p.trim().parse().map_err(|_| format!("bad percentile line '{l}'"))?;
+            let pct = p
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad percentile line '{}'", crate::bounded_output(l)))?;
             let ms = rest
                 .trim_start_matches(':')
                 .trim()
                 .parse()
-                .map_err(|_| format!("bad percentile line '{l}'"))?;
+                .map_err(|_| format!("bad percentile line '{}'", crate::bounded_output(l)))?;
             r.lat_pct_ms = Some((pct, ms));
         }
     }
@@ -133,6 +136,16 @@ fn base_args(s: &Setup, cfg: &PgConfig) -> Vec<String> {
         format!("--rand-type={dist}"),
         format!("--rand-seed={}", s.seed.max(1)),
     ]
+}
+
+/// The DSN's TLS settings for sysbench's libpq, which has no options for them but reads the
+/// environment (a socket directory as host needs nothing: libpq takes it from --pgsql-host).
+fn libpq_env(cfg: &PgConfig) -> Vec<(&'static str, String)> {
+    let mut env = vec![("PGSSLMODE", cfg.sslmode.as_str().to_string())];
+    if let Some(root) = &cfg.sslrootcert {
+        env.push(("PGSSLROOTCERT", root.display().to_string()));
+    }
+    env
 }
 
 /// What `Sysbench` is, for the binary, the help and the docs.
@@ -174,6 +187,7 @@ impl Engine for Sysbench {
         args.push("prepare".into());
         let out = Command::new(&tool)
             .args(&args)
+            .envs(libpq_env(config))
             .stdin(Stdio::null())
             .output()
             .map_err(|e| EngineError::io("cannot run sysbench", &tool, e))?;
@@ -181,8 +195,8 @@ impl Engine for Sysbench {
             return Err(EngineError::Failed(format!(
                 "sysbench prepare failed ({}): {}{}",
                 out.status,
-                String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or(""),
-                String::from_utf8_lossy(&out.stderr).trim()
+                crate::bounded_output(String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("")),
+                crate::bounded_output(String::from_utf8_lossy(&out.stderr).trim())
             )));
         }
         Ok(Box::new(SbCell { tool, setup: s, target: Some(target) }))
@@ -203,7 +217,7 @@ impl Workload for SbCell {
         let server = cluster.as_ref().and_then(|c| c.postmaster_pid());
         let warm_s = ctl.warmup.as_secs_f64().ceil() as u64;
         let run_s = ctl.runtime.as_secs_f64().ceil().max(1.0) as u64;
-        let mut running = self.spawn(&self.run_args(config, warm_s, run_s))?;
+        let mut running = self.spawn(&self.run_args(config, warm_s, run_s), &libpq_env(config))?;
         let opener = if warm_s > 0 { "Checkpoint report" } else { "Threads started" };
         let limit = Duration::from_secs(warm_s + run_s + 60);
         let edges = running.follow(ctl, opener, limit, server)?;
@@ -214,7 +228,7 @@ impl Workload for SbCell {
         let text = running.stdout.join().unwrap_or_default();
         if !status.success() || edges.client0.is_none() {
             ctl.stop();
-            let last = |t: &str| t.trim().lines().last().unwrap_or("").to_string();
+            let last = |t: &str| crate::bounded_output(t.trim().lines().last().unwrap_or(""));
             return Err(EngineError::Failed(format!(
                 "sysbench run failed ({status}): {} {}",
                 last(&stderr),
@@ -250,9 +264,10 @@ impl SbCell {
     }
 
     /// Starts sysbench with `args`, its stdout and stderr read on threads of their own.
-    fn spawn(&self, args: &[String]) -> Result<Running, EngineError> {
+    fn spawn(&self, args: &[String], env: &[(&str, String)]) -> Result<Running, EngineError> {
         let mut child = Command::new(&self.tool)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -91,3 +91,15 @@ fn sysbench_adapter_stores_its_report_for_the_window() {
     assert!(t.extra["server_cpu_us_per_txn"] > 0.0 && t.extra["client_cpu_us_per_txn"] > 0.0);
     assert!(!dir.path().join("pg-auto").exists());
 }
+
+#[test]
+fn the_dsn_tls_settings_reach_sysbench_libpq() {
+    let cfg = PgConfig::parse("host=db port=5432 sslmode=verify-full sslrootcert=/etc/ca.pem").expect("dsn");
+    let env = libpq_env(&cfg);
+    assert_eq!(
+        env,
+        vec![("PGSSLMODE", "verify-full".to_string()), ("PGSSLROOTCERT", "/etc/ca.pem".to_string())]
+    );
+    let plain = PgConfig::parse("host=db sslmode=disable").expect("dsn");
+    assert_eq!(libpq_env(&plain), vec![("PGSSLMODE", "disable".to_string())]);
+}

@@ -2,6 +2,7 @@
 //! value at a JSON path.
 
 use super::pattern::Pattern;
+use crate::bounded_output;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -22,9 +23,9 @@ impl Extractor {
             Extractor::Regex(pattern) => {
                 let src = pattern.as_str();
                 let text = pattern
-                    .last_value(output)?
+                    .last_value(output)
                     .ok_or_else(|| format!("no match for /{src}/ in the output"))?;
-                parse_number(text).map_err(|e| format!("/{src}/ matched {text:?}, {e}"))
+                parse_number(text).map_err(|e| format!("/{src}/ matched {:?}, {e}", bounded_output(text)))
             }
             Extractor::JsonPath(path) => path.number(&parse_json_output(output)?),
         }

@@ -8,7 +8,9 @@ pub mod extract;
 pub mod pattern;
 
 use crate::info::{shortcuts, EngineInfo, Shortcut, ShortcutForm, Tool};
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
+use crate::{
+    bounded_output, Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload,
+};
 use extract::{Extractor, JsonPath};
 use pattern::Pattern;
 use racehorse_core::{CpuMethod, Value, WorkUnit, WorkloadCpu};
@@ -262,7 +264,7 @@ impl Workload for Cell {
             return Err(EngineError::Failed(format!(
                 "the command exited with code {}; last output: {}",
                 f.code,
-                f.tail(5)
+                bounded_output(&f.tail(5))
             )));
         }
         let output = format!("{}\n{}", f.stdout, f.stderr);
@@ -270,7 +272,7 @@ impl Workload for Cell {
         let figure = s
             .extractor
             .extract(text)
-            .map_err(|e| EngineError::Failed(format!("{e}; last output: {}", f.tail(5))))?;
+            .map_err(|e| EngineError::Failed(format!("{e}; last output: {}", bounded_output(&f.tail(5)))))?;
         let window_s = ctl.window().map(|w| w.as_secs_f64()).unwrap_or(0.0);
         rec.submit(crate::WorkerStats {
             units: units_of(figure, &s, window_s)?,

@@ -122,3 +122,16 @@ fn ctrl_c_stops_the_program() {
     assert!(window.is_none(), "no window is reported for an interrupted run");
     assert!(t0.elapsed() < Duration::from_secs(8), "stopped promptly: {:?}", t0.elapsed());
 }
+
+#[test]
+fn a_failed_extraction_stores_a_bounded_error() {
+    let dir = tempfile::tempdir().expect("tmp");
+    // One 30,000-character line with no figure: the whole of it used to land in the error.
+    let cmd = "printf 'start '; head -c 30000 /dev/zero | tr '\\0' x; echo ' end'";
+    let (r, _, _) = run(&ctx(dir.path(), &[("cmd", cmd), ("regex", r"(a|a)*score: ([\d.]+)")]));
+    let e = r.expect_err("no match").to_string();
+    assert!(e.contains("no match"), "{e}");
+    assert!(e.contains("start xxx") && e.contains("xxx end"), "both ends are kept: {e}");
+    assert!(e.contains("bytes omitted"), "{e}");
+    assert!(e.len() < 1_200, "{} bytes", e.len());
+}

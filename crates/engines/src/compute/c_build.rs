@@ -53,7 +53,7 @@ pub fn compile(cc: &Path, cflags: &[String], dir: &Path) -> Result<PathBuf, Engi
             cc.display(),
             cflags.join(" "),
             out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            crate::bounded_output(String::from_utf8_lossy(&out.stderr).trim())
         )));
     }
     Ok(exe)
@@ -71,12 +71,15 @@ pub fn run_case(exe: &Path, case: &str, reps: u64) -> Result<(u64, Times), Strin
         return Err(format!(
             "the C kernel {case} failed ({}): {}{}",
             out.status,
-            text.trim(),
-            String::from_utf8_lossy(&out.stderr).trim()
+            crate::bounded_output(text.trim()),
+            crate::bounded_output(String::from_utf8_lossy(&out.stderr).trim())
         ));
     }
     parse_reply(&text).ok_or_else(|| {
-        format!("the C kernel {case} printed '{}', not 'CHECKSUM WALL_NS CPU_NS'", text.trim())
+        format!(
+            "the C kernel {case} printed '{}', not 'CHECKSUM WALL_NS CPU_NS'",
+            crate::bounded_output(text.trim())
+        )
     })
 }
 

@@ -175,6 +175,7 @@ pub fn open_target(ctx: &CellContext, s: &Setup) -> Result<Target, EngineError> 
                 max_connections: s.threads + 10,
                 settings: Vec::new(),
                 memory_limit_bytes: (s.server_mem_bytes > 0).then_some(s.server_mem_bytes),
+                ..ClusterOptions::default()
             };
             let cluster = Cluster::start(&ctx.work_dir, &opts)?;
             Ok(Target::Pg { config: Box::new(cluster.config.clone()), cluster: Some(Box::new(cluster)) })

@@ -154,7 +154,7 @@ fn log_tail(log: &Path) -> String {
     if tail.is_empty() {
         "(fio printed nothing)".to_string()
     } else {
-        tail.chars().take(600).collect()
+        crate::bounded_output(&tail)
     }
 }
 

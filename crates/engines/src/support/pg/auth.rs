@@ -1,50 +1,61 @@
 //! Client side of PostgreSQL's password methods: `md5` (the salted double MD5) and
-//! SCRAM-SHA-256 (RFC 5802 / RFC 7677, without channel binding), plus the base64 SCRAM uses.
-//! Passwords are used as given (no SASLprep): ASCII passwords are unaffected.
+//! SCRAM-SHA-256 (RFC 5802 / RFC 7677, without channel binding). The digests, HMAC, PBKDF2 and
+//! base64 are RustCrypto's and the base64 crate's; the exchange itself is a few lines here.
+//! SCRAM passwords go through SASLprep (RFC 4013) as PostgreSQL's own client does, falling back
+//! to the raw password when it has characters SASLprep prohibits.
 
-use super::hash::{hex, hmac_sha256, md5, pbkdf2_sha256, sha256};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use md5::{Digest, Md5};
+use sha2::Sha256;
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn md5_hex(data: &[u8]) -> String {
+    hex(&Md5::digest(data))
+}
+
+fn sha256(data: &[u8]) -> [u8; 32] {
+    Sha256::digest(data).into()
+}
+
+/// HMAC-SHA-256 of `msg` under `key`.
+fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(msg);
+    mac.finalize().into_bytes().into()
+}
+
+/// SCRAM's `Hi(password, salt, i)`: PBKDF2-HMAC-SHA-256 with one 32-byte block.
+fn hi(password: &[u8], salt: &[u8], iterations: u32) -> [u8; 32] {
+    pbkdf2::pbkdf2_hmac_array::<Sha256, 32>(password, salt, iterations)
+}
+
+/// The password as SCRAM hashes it: SASLprep'd, or as given when SASLprep refuses it (as
+/// PostgreSQL does on both sides).
+fn prepared(password: &str) -> String {
+    stringprep::saslprep(password).map(|p| p.into_owned()).unwrap_or_else(|_| password.to_string())
+}
 
 /// Standard base64 with padding.
 pub fn b64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    STANDARD.encode(data)
 }
 
-/// Decodes standard base64 (padding optional); None on any other character.
+/// Decodes standard base64 (with its padding); None when it is not base64.
 pub fn b64_decode(text: &str) -> Option<Vec<u8>> {
-    let body = text.trim_end_matches('=');
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0);
-    for c in body.bytes() {
-        let v = B64.iter().position(|&x| x == c)? as u32;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
+    STANDARD.decode(text).ok()
 }
 
 /// The `md5` method's answer: "md5" + md5hex(md5hex(password + user) + salt).
 pub fn md5_password(user: &str, password: &str, salt: [u8; 4]) -> String {
-    let inner = hex(&md5(format!("{password}{user}").as_bytes()));
-    let mut outer = inner.into_bytes();
+    let mut outer = md5_hex(format!("{password}{user}").as_bytes()).into_bytes();
     outer.extend_from_slice(&salt);
-    format!("md5{}", hex(&md5(&outer)))
+    format!("md5{}", md5_hex(&outer))
 }
 
 /// A SCRAM-SHA-256 exchange in progress (client side).
@@ -61,7 +72,7 @@ impl Scram {
     pub fn new(password: &str, nonce: &str) -> Self {
         // PostgreSQL takes the user from the startup message; the SCRAM user name is ignored.
         Scram {
-            password: password.to_string(),
+            password: prepared(password),
             client_first_bare: format!("n=,r={nonce}"),
             nonce: nonce.to_string(),
             server_signature: None,
@@ -99,7 +110,7 @@ impl Scram {
         }
         let without_proof = format!("c=biws,r={nonce}");
         let auth_message = format!("{},{server_first},{without_proof}", self.client_first_bare);
-        let salted = pbkdf2_sha256(self.password.as_bytes(), &salt, iterations);
+        let salted = hi(self.password.as_bytes(), &salt, iterations);
         let client_key = hmac_sha256(&salted, b"Client Key");
         let stored_key = sha256(&client_key);
         let signature = hmac_sha256(&stored_key, auth_message.as_bytes());
@@ -158,13 +169,43 @@ mod tests {
 
     #[test]
     fn md5_password_matches_postgres_formula() {
-        // md5hex("secretalice") = ... ; checked against the formula computed independently.
-        let got = md5_password("alice", "secret", [1, 2, 3, 4]);
-        let inner = hex(&md5(b"secretalice"));
-        let mut outer = inner.into_bytes();
-        outer.extend_from_slice(&[1, 2, 3, 4]);
-        assert_eq!(got, format!("md5{}", hex(&md5(&outer))));
-        assert_eq!(got.len(), 35);
+        // md5 + md5hex(md5hex("secretalice") + salt), computed with another MD5 implementation.
+        assert_eq!(md5_password("alice", "secret", [1, 2, 3, 4]), "md598a0412b9c31436fc53776e863350083");
+    }
+
+    #[test]
+    fn primitives_match_their_rfc_vectors() {
+        assert_eq!(hex(&sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(md5_hex(b"message digest"), "f96b697d7cb7938d525a2f31aaf161d0");
+        // RFC 4231 test cases 2 and 6 (a key longer than the block).
+        assert_eq!(
+            hex(&hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        assert_eq!(
+            hex(&hmac_sha256(&[0xaa; 131], b"Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+        // RFC 7914 §11, first 32 of 64 bytes.
+        assert_eq!(
+            hex(&hi(b"passwd", b"salt", 1)),
+            "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc"
+        );
+    }
+
+    #[test]
+    fn scram_passwords_go_through_saslprep() {
+        // RFC 4013 §3 examples: soft hyphen maps to nothing, U+00AA to "a", U+2168 to "IX".
+        assert_eq!(prepared("I\u{AD}X"), "IX");
+        assert_eq!(prepared("\u{AA}"), "a");
+        assert_eq!(prepared("\u{2168}"), "IX");
+        assert_eq!(prepared("pass\u{A0}word"), "pass word");
+        // Prohibited (a control character): used as given, as PostgreSQL does.
+        assert_eq!(prepared("a\u{7}b"), "a\u{7}b");
+        let server_first = "r=abcDEF,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=16";
+        let proof = |pw: &str| Scram::new(pw, "abc").client_final(server_first).expect("final");
+        assert_eq!(proof("I\u{AD}X"), proof("IX"));
+        assert_ne!(proof("I\u{AD}X"), proof("I-X"));
     }
 
     #[test]
@@ -174,6 +215,7 @@ mod tests {
         assert_eq!(b64_encode(b"fo"), "Zm8=");
         assert_eq!(b64_encode(b"foobar"), "Zm9vYmFy");
         assert_eq!(b64_decode("Zm9vYg==").unwrap(), b"foob");
+        assert_eq!(b64_decode("W22ZaJ0SNY7soEsUEjb6gQ==").map(|s| s.len()), Some(16));
         assert!(b64_decode("Zm9v!").is_none());
     }
 

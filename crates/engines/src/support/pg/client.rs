@@ -1,26 +1,14 @@
-//! A small PostgreSQL client over TCP: connection strings, startup and authentication (trust,
-//! cleartext, md5, SCRAM-SHA-256), the simple query protocol, and server-side prepared
-//! statements through the extended protocol (Parse once; Bind/Execute/Sync per call). Every
-//! blocking step has a timeout; a dead or silent server becomes an error, never a hang.
+//! A small PostgreSQL client over TCP, TLS or a Unix socket (see `transport`): startup and
+//! authentication (trust, cleartext, md5, SCRAM-SHA-256), the simple query protocol, and
+//! server-side prepared statements through the extended protocol (Parse once;
+//! Bind/Execute/Sync per call). Every blocking step has a timeout; a dead or silent server
+//! becomes an error, never a hang.
 
 use super::auth::{md5_password, Scram};
+pub use super::config::{PgConfig, SslMode};
+use super::transport::{self, Stream, TlsUse};
 use super::wire::{self, tag, Body, Param, ServerError};
 use std::io::{BufReader, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
-
-/// Where and as whom to connect.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PgConfig {
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-    pub password: Option<String>,
-    pub dbname: String,
-    pub connect_timeout: Duration,
-    /// Longest wait for any single read or write on the socket.
-    pub io_timeout: Duration,
-}
 
 /// What went wrong talking to the server.
 #[derive(Debug, thiserror::Error)]
@@ -50,103 +38,9 @@ impl PgError {
     }
 }
 
-/// Percent-decoding for URI parts.
-fn unescape(s: &str) -> Result<String, PgError> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
-            out.push(hex.ok_or_else(|| PgError::Dsn(format!("bad %-escape in '{s}'")))?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| PgError::Dsn(format!("'{s}' is not UTF-8")))
-}
-
-impl PgConfig {
-    /// Parses `postgres://user[:password]@host[:port][/dbname]` or libpq's
-    /// `host=… port=… user=… password=… dbname=…` form. Defaults: 127.0.0.1:5432, user and
-    /// database "postgres", connect timeout 5 s, I/O timeout 30 s.
-    pub fn parse(dsn: &str) -> Result<PgConfig, PgError> {
-        let mut c = PgConfig {
-            host: "127.0.0.1".into(),
-            port: 5432,
-            user: "postgres".into(),
-            password: None,
-            dbname: String::new(),
-            connect_timeout: Duration::from_secs(5),
-            io_timeout: Duration::from_secs(30),
-        };
-        let mut set = |k: &str, v: String| -> Result<(), PgError> {
-            match k {
-                "host" | "hostaddr" if !v.is_empty() => c.host = v,
-                "port" if !v.is_empty() => {
-                    c.port = v.parse().map_err(|_| PgError::Dsn(format!("port '{v}' is not a number")))?
-                }
-                "user" => c.user = v,
-                "password" => c.password = Some(v),
-                "dbname" => c.dbname = v,
-                "connect_timeout" => {
-                    let s: u64 = v.parse().map_err(|_| PgError::Dsn(format!("connect_timeout '{v}'")))?;
-                    c.connect_timeout = Duration::from_secs(s.max(1));
-                }
-                "host" | "hostaddr" | "port" | "sslmode" | "application_name" => {}
-                _ => return Err(PgError::Dsn(format!("unknown key '{k}'"))),
-            }
-            Ok(())
-        };
-        if let Some(rest) = dsn.strip_prefix("postgres://").or_else(|| dsn.strip_prefix("postgresql://")) {
-            let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
-            let (auth, hostpart) = main.rsplit_once('@').unwrap_or(("", main));
-            let (hostport, db) = hostpart.split_once('/').unwrap_or((hostpart, ""));
-            if !auth.is_empty() {
-                let (u, p) = auth.split_once(':').map_or((auth, None), |(u, p)| (u, Some(p)));
-                set("user", unescape(u)?)?;
-                if let Some(p) = p {
-                    set("password", unescape(p)?)?;
-                }
-            }
-            let (h, p) = match hostport.strip_prefix('[') {
-                Some(v6) => v6
-                    .split_once(']')
-                    .map(|(h, r)| (h, r.strip_prefix(':').unwrap_or("")))
-                    .unwrap_or((v6, "")),
-                None => hostport.rsplit_once(':').unwrap_or((hostport, "")),
-            };
-            set("host", unescape(h)?)?;
-            set("port", p.to_string())?;
-            set("dbname", unescape(db)?)?;
-            for kv in query.split('&').filter(|s| !s.is_empty()) {
-                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-                set(k, unescape(v)?)?;
-            }
-        } else {
-            for kv in dsn.split_ascii_whitespace() {
-                let (k, v) =
-                    kv.split_once('=').ok_or_else(|| PgError::Dsn(format!("'{kv}' is not key=value")))?;
-                set(k, v.trim_matches('\'').to_string())?;
-            }
-        }
-        if c.dbname.is_empty() {
-            c.dbname = c.user.clone();
-        }
-        Ok(c)
-    }
-
-    /// host:port for messages.
-    pub fn addr(&self) -> String {
-        format!("{}:{}", self.host, self.port)
-    }
-}
-
 /// One open connection.
 pub struct PgConn {
-    stream: BufReader<TcpStream>,
+    stream: BufReader<Stream>,
     out: Vec<u8>,
     body: Vec<u8>,
     /// Rows of the last call, as text (only kept when asked for).
@@ -161,24 +55,28 @@ pub struct Outcome {
 }
 
 impl PgConn {
-    /// Connects, authenticates and waits until the server is ready for queries.
+    /// Connects (with TLS as the sslmode says), authenticates and waits until the server is
+    /// ready for queries. sslmode=allow tries plain first and TLS when the server refuses the
+    /// plain login.
     pub fn connect(cfg: &PgConfig) -> Result<PgConn, PgError> {
+        let first = match cfg.sslmode {
+            SslMode::Disable | SslMode::Allow => TlsUse::Off,
+            SslMode::Prefer => TlsUse::Try,
+            _ => TlsUse::Must,
+        };
+        match Self::connect_with(cfg, first) {
+            Err(e @ PgError::Auth { .. }) if cfg.sslmode == SslMode::Allow && cfg.socket_path().is_none() => {
+                Self::connect_with(cfg, TlsUse::Must).map_err(|_| e)
+            }
+            other => other,
+        }
+    }
+
+    fn connect_with(cfg: &PgConfig, tls: TlsUse) -> Result<PgConn, PgError> {
         let addr = cfg.addr();
         let conn_err = |reason: String| PgError::Connect { addr: addr.clone(), reason };
-        let sock = (cfg.host.as_str(), cfg.port)
-            .to_socket_addrs()
-            .map_err(|e| conn_err(format!("cannot resolve the host: {e}")))?
-            .next()
-            .ok_or_else(|| conn_err("the host has no address".into()))?;
-        let tcp = TcpStream::connect_timeout(&sock, cfg.connect_timeout).map_err(|e| {
-            conn_err(format!("{e} (is the server running and listening on TCP at this address and port?)"))
-        })?;
-        tcp.set_nodelay(true).map_err(|e| conn_err(e.to_string()))?;
-        // The whole handshake must fit the connect timeout; then the I/O timeout applies.
-        tcp.set_read_timeout(Some(cfg.connect_timeout)).map_err(|e| conn_err(e.to_string()))?;
-        tcp.set_write_timeout(Some(cfg.io_timeout)).map_err(|e| conn_err(e.to_string()))?;
         let mut c = PgConn {
-            stream: BufReader::with_capacity(64 << 10, tcp),
+            stream: BufReader::with_capacity(64 << 10, transport::open(cfg, tls)?),
             out: Vec::new(),
             body: Vec::new(),
             rows: Vec::new(),
@@ -201,8 +99,15 @@ impl PgConn {
         Ok(c)
     }
 
+    /// Whether the connection is encrypted (TLS).
+    pub fn is_tls(&self) -> bool {
+        self.stream.get_ref().is_tls()
+    }
+
     fn flush(&mut self) -> Result<(), PgError> {
-        self.stream.get_mut().write_all(&self.out)?;
+        let stream = self.stream.get_mut();
+        stream.write_all(&self.out)?;
+        stream.flush()?;
         self.out.clear();
         Ok(())
     }
@@ -383,28 +288,15 @@ impl PgConn {
 impl Drop for PgConn {
     fn drop(&mut self) {
         wire::terminate(&mut self.out);
-        let _ = self.stream.get_mut().write_all(&self.out);
+        let stream = self.stream.get_mut();
+        let _ = stream.write_all(&self.out).and_then(|()| stream.flush());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dsn_forms_parse() {
-        let c = PgConfig::parse("postgres://bob:p%40ss@127.0.0.1:6543/sbtest?connect_timeout=2").unwrap();
-        assert_eq!((c.user.as_str(), c.password.as_deref(), c.port), ("bob", Some("p@ss"), 6543));
-        assert_eq!((c.host.as_str(), c.dbname.as_str()), ("127.0.0.1", "sbtest"));
-        assert_eq!(c.connect_timeout, Duration::from_secs(2));
-        let k = PgConfig::parse("host=::1 port=7000 user=amy password=x").unwrap();
-        assert_eq!((k.host.as_str(), k.port, k.dbname.as_str()), ("::1", 7000, "amy"));
-        let v6 = PgConfig::parse("postgresql://u@[::1]:5433/d").unwrap();
-        assert_eq!((v6.host.as_str(), v6.port), ("::1", 5433));
-        assert!(PgConfig::parse("port=abc").is_err());
-        assert!(PgConfig::parse("nonsense").unwrap_err().to_string().contains("key=value"));
-        assert!(PgConfig::parse("bogus=1").unwrap_err().to_string().contains("unknown key"));
-    }
+    use std::time::Duration;
 
     #[test]
     fn unreachable_server_is_a_clear_error_within_the_timeout() {

@@ -1,8 +1,8 @@
 //! `--pg auto`: a throw-away PostgreSQL cluster made with the distribution's binaries
 //! (Debian: /usr/lib/postgresql/<version>/bin): `initdb` into a directory of the cell, the
-//! postmaster started as our child on a free 127.0.0.1 port (TCP only, no Unix socket),
-//! SCRAM-SHA-256 with a random password, and on every path a fast shutdown and the removal
-//! of its files.
+//! postmaster started as our child on a free 127.0.0.1 port (TCP only unless a Unix socket in
+//! the cluster's directory is asked for; TLS when given a certificate), SCRAM-SHA-256 with a
+//! random password, and on every path a fast shutdown and the removal of its files.
 //!
 //! PostgreSQL refuses to run as root: as root the cluster belongs to the `postgres` user (or
 //! `nobody` where there is none) and both programs run under that user. The postmaster gets
@@ -26,6 +26,10 @@ pub struct ClusterOptions {
     pub settings: Vec<(String, String)>,
     /// A memory cgroup limit for the server's processes (the low-hit case; root).
     pub memory_limit_bytes: Option<u64>,
+    /// Also listen on a Unix socket in the cluster's directory ([`Cluster::socket_dir`]).
+    pub unix_socket: bool,
+    /// Serve TLS (ssl = on) with this certificate and key, PEM files copied into the cluster.
+    pub tls_cert_key: Option<(PathBuf, PathBuf)>,
 }
 
 impl Default for ClusterOptions {
@@ -35,6 +39,8 @@ impl Default for ClusterOptions {
             max_connections: 100,
             settings: Vec::new(),
             memory_limit_bytes: None,
+            unix_socket: false,
+            tls_cert_key: None,
         }
     }
 }
@@ -44,6 +50,7 @@ pub struct Cluster {
     root: PathBuf,
     child: Option<Child>,
     cgroup: Option<ServerCgroup>,
+    socket_dir: Option<PathBuf>,
     pub config: PgConfig,
 }
 
@@ -143,7 +150,7 @@ fn random_password() -> Result<String, EngineError> {
 fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(6)..].join(" | ")
+    crate::bounded_output(&lines[lines.len().saturating_sub(6)..].join(" | "))
 }
 
 impl Cluster {
@@ -158,7 +165,8 @@ impl Cluster {
             root: root.clone(),
             child: None,
             cgroup: None,
-            config: PgConfig::parse("").expect("defaults"),
+            socket_dir: opts.unix_socket.then(|| root.clone()),
+            config: PgConfig::parse("sslmode=disable").expect("defaults"),
         };
         let owner = server_user();
         if let Some((uid, gid)) = owner {
@@ -180,6 +188,9 @@ impl Cluster {
                 std::os::unix::fs::chown(f, Some(uid), Some(gid))
                     .map_err(|e| EngineError::io("cannot give a cluster file to the server user", f, e))?;
             }
+        }
+        if let Some((cert, key)) = &opts.tls_cert_key {
+            install_tls_files(&root, cert, key, owner)?;
         }
         let data = root.join("data");
         cluster.initdb(&bin, &data, &pwfile, owner)?;
@@ -250,7 +261,7 @@ impl Cluster {
             return Err(EngineError::Failed(format!(
                 "initdb failed ({}): {}{hint}",
                 out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
+                crate::bounded_output(String::from_utf8_lossy(&out.stderr).trim())
             )));
         }
         Ok(())
@@ -271,13 +282,19 @@ impl Cluster {
             .map_err(|e| EngineError::io("cannot open the server log", log, e))?;
         let mut cmd = Command::new(bin.join("postgres"));
         cmd.arg("-D").arg(data);
+        let socket_dir = self.socket_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_default();
         let mut settings = vec![
             ("listen_addresses".to_string(), "127.0.0.1".to_string()),
             ("port".into(), port.to_string()),
-            ("unix_socket_directories".into(), String::new()),
+            ("unix_socket_directories".into(), socket_dir),
             ("max_connections".into(), opts.max_connections.to_string()),
             ("shared_buffers".into(), format!("{}kB", (opts.shared_buffers_bytes / 1024).max(128))),
         ];
+        if opts.tls_cert_key.is_some() {
+            settings.push(("ssl".into(), "on".into()));
+            settings.push(("ssl_cert_file".into(), self.root.join("server.crt").display().to_string()));
+            settings.push(("ssl_key_file".into(), self.root.join("server.key").display().to_string()));
+        }
         settings.extend(opts.settings.iter().cloned());
         for (k, v) in settings {
             cmd.arg("-c").arg(format!("{k}={v}"));
@@ -351,6 +368,11 @@ impl Cluster {
         &self.root
     }
 
+    /// The directory of the server's Unix socket, when it has one.
+    pub fn socket_dir(&self) -> Option<&Path> {
+        self.socket_dir.as_deref()
+    }
+
     /// Fast shutdown (SIGINT), SIGKILL after 10 s; then the files go.
     fn shutdown(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -368,6 +390,29 @@ impl Cluster {
         }
         let _ = std::fs::remove_dir_all(&self.root);
     }
+}
+
+/// Copies the TLS certificate and key into the cluster as server.crt and server.key, readable
+/// by the server user only (PostgreSQL refuses a key others can read).
+fn install_tls_files(
+    root: &Path,
+    cert: &Path,
+    key: &Path,
+    owner: Option<(u32, u32)>,
+) -> Result<(), EngineError> {
+    use std::os::unix::fs::PermissionsExt;
+    for (from, name) in [(cert, "server.crt"), (key, "server.key")] {
+        let to = root.join(name);
+        std::fs::copy(from, &to)
+            .map_err(|e| EngineError::io("cannot copy a TLS file into the cluster", from, e))?;
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| EngineError::io("cannot set the mode of a TLS file", &to, e))?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::chown(&to, Some(uid), Some(gid))
+                .map_err(|e| EngineError::io("cannot give a TLS file to the server user", &to, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// The current children of `pid`.
