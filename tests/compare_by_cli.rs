@@ -115,7 +115,11 @@ fn fileserver_ipc_none_against_mq_in_one_run() {
     let t = text(&by);
     assert!(by.status.success(), "{t}");
     assert!(t.contains("racehorse compare: run 1 'fs' ipc=mq vs run 1 'fs' ipc=none"), "{t}");
-    let rows: Vec<&str> = t.lines().filter(|l| l.starts_with("1 ") || l.starts_with("2 ")).collect();
+    // The rows of the fileserver table (the latency table after it has rows per operation).
+    let table: Vec<&str> =
+        t.lines().skip_while(|l| !l.starts_with("clients  ")).take_while(|l| !l.is_empty()).collect();
+    let rows: Vec<&str> =
+        table.iter().copied().filter(|l| l.starts_with("1 ") || l.starts_with("2 ")).collect();
     assert_eq!(rows.len(), 2, "clients=1 and clients=2 matched across ipc: {t}");
     let mq_base = text(&sb.run(&["compare", "fs", "--by", "ipc=mq"]));
     assert!(mq_base.contains("run 1 'fs' ipc=none vs run 1 'fs' ipc=mq"), "the chosen base: {mq_base}");

@@ -42,7 +42,11 @@ fn latencies_and_bandwidths_are_stored_shown_and_compared() {
     // fork is timed in a freshly executed racehorse (see micro/child.rs).
     assert!(by("fork")["extra"]["latency_us"].as_f64().is_some_and(|v| v > 5.0), "{}", by("fork"));
     assert_eq!(by("bw_frd")["unit"], "bytes");
-    assert!(by("bw_frd")["extra"]["mb_per_s"].as_f64().is_some_and(|v| v > 100.0));
+    // A file read from the page cache runs at memory speed: over 100 MB/s on any machine —
+    // unless other processes took the CPU in the window, which the cell then says (noisy).
+    let frd = by("bw_frd");
+    let floor = if frd["quality"]["noisy"] == true { 10.0 } else { 100.0 };
+    assert!(frd["extra"]["mb_per_s"].as_f64().is_some_and(|v| v > floor), "{frd}");
     assert!(by("chase")["extra"]["latency_ns"].as_f64().is_some_and(|v| v > 0.0));
     let show = text(&sb.run(&["show", "a"]));
     assert!(show.contains("throughput in ops/s") && show.contains("throughput in MB/s"), "{show}");

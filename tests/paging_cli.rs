@@ -50,8 +50,12 @@ fn touches_under_a_memory_limit_page_in_proportion() {
     let cell = &export["cells"][0];
     let extra = &cell["extra"];
     let moves = extra["moves_per_touch"].as_f64().expect("moves");
-    // 24 of 64 MiB resident: about 62% of uniform touches miss and read a page back in.
-    assert!((0.45..0.85).contains(&moves), "moves per touch {moves}: {extra}");
+    // 24 of 64 MiB resident: about 62% of uniform touches miss and read a page back in. Pages
+    // moved are counted system-wide (/proc/vmstat, as the seed did), so another process's
+    // I/O in the window adds to them; such a window is marked noisy, and then only the
+    // order of magnitude is checked.
+    let band = if cell["quality"]["noisy"] == true { 0.3..3.0 } else { 0.45..0.85 };
+    assert!(band.contains(&moves), "moves per touch {moves}: {extra}");
     assert_eq!(extra["mem_limit_bytes"].as_f64(), Some((24u64 << 20) as f64));
     assert!(extra["kernel_us_per_page_moved"].as_f64().is_some_and(|v| v > 0.0), "{extra}");
     assert!(leftover_cgroups().is_empty(), "the cell's cgroup is removed: {:?}", leftover_cgroups());

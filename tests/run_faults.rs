@@ -89,7 +89,19 @@ fn ctrl_c_stops_within_a_second_and_keeps_finished_cells() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2600));
+    // Two cells stored (however slow the machine), then Ctrl-C in the middle of the third.
+    let stored = || {
+        let o = sb.run(&["export", "null"]);
+        serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .ok()
+            .and_then(|v| v["cells"].as_array().map(|c| c.iter().filter(|c| c["status"] == "ok").count()))
+            .unwrap_or(0)
+    };
+    let waited = Instant::now();
+    while stored() < 2 && waited.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(400));
     let sent = Instant::now();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

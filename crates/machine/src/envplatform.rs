@@ -3,6 +3,7 @@
 //! vulnerability mitigations in force, the microcode revision, the NUMA layout, the CPU
 //! frequency driver, and the versions of the compilers and runtimes on PATH.
 
+use crate::path::{find_in, is_executable};
 use crate::root::{read_trim, SysRoot};
 use racehorse_core::environment::NumaNode;
 use std::collections::BTreeMap;
@@ -84,22 +85,15 @@ pub(crate) fn freq_driver(root: &SysRoot) -> Option<String> {
 /// The first version line of every program of [`COMPILERS`] found in `path` (a PATH value),
 /// all asked at once so that the slowest alone sets the time.
 pub fn compilers(path: &str) -> BTreeMap<String, String> {
+    let dirs: Vec<PathBuf> = std::env::split_paths(path).collect();
     std::thread::scope(|s| {
         let asks: Vec<_> = COMPILERS
             .iter()
-            .filter_map(|(name, flag)| Some((*name, find_in(path, name)?, *flag)))
+            .filter_map(|(name, flag)| Some((*name, find_in(dirs.clone(), name, is_executable)?, *flag)))
             .map(|(name, exe, flag)| (name, s.spawn(move || version_line(&exe, flag))))
             .collect();
         asks.into_iter().filter_map(|(name, ask)| Some((name.to_string(), ask.join().ok()??))).collect()
     })
-}
-
-/// `name` in the directories of `path`, if it is an executable file there.
-fn find_in(path: &str, name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path)
-        .map(|d| d.join(name))
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
 /// The first non-empty line `exe flag` prints (stdout, else stderr, where java writes it),

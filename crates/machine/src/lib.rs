@@ -16,6 +16,7 @@ pub mod loadavg;
 pub mod lock;
 pub mod meminfo;
 pub mod mounts;
+pub mod path;
 pub mod procstat;
 pub mod recovery;
 pub mod root;
