@@ -6,17 +6,18 @@
 
 use super::client::{fatal_to_engine, Replayer, Shared};
 use super::exec::Executor;
+use super::loadfile::Loadfile;
 use crate::{Control, EngineError, WorkerMeter};
 use std::ffi::CString;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Request: run the loadfile op with this index; or these two control words.
-const STOP: u64 = u64::MAX;
-const END_PASS: u64 = u64::MAX - 1;
+pub const STOP: u64 = u64::MAX;
+pub const END_PASS: u64 = u64::MAX - 1;
 /// Replies.
-const DONE: u64 = 0;
-const FAILED: u64 = 1;
+pub const DONE: u64 = 0;
+pub const FAILED: u64 = 1;
 const MSG_BYTES: usize = 8;
 
 static NONCE: AtomicU64 = AtomicU64::new(0);
@@ -31,7 +32,7 @@ impl Queue {
     /// Creates a fresh queue (`/racehorse-fs.<pid>.<nonce>.<client>.<role>`).
     pub fn create(client: usize, role: &str) -> Result<Queue, EngineError> {
         let name = format!(
-            "/racehorse-fs.{}.{}.{client}.{role}",
+            "/{NAME_PREFIX}{}.{}.{client}.{role}",
             std::process::id(),
             NONCE.fetch_add(1, Ordering::Relaxed)
         );
@@ -137,23 +138,36 @@ pub fn executor_loop(id: usize, sh: &Shared, ctl: &Control, req: &Queue, rep: &Q
     let mut ex = Executor::new(&sh.lf, &sh.root, id, sh.cfg);
     // Counts no units; it carries this thread's CPU time over the window.
     let mut meter = WorkerMeter::new();
+    let fatal = serve(&mut ex, &sh.lf, req, rep, || {
+        meter.tick(ctl);
+    });
+    ExecutorOutcome { meter, errors: ex.errors, fatal }
+}
+
+/// The executor's service: receives requests until STOP, runs each op with `ex` and
+/// replies DONE or FAILED (and stops after a failure). `on_request` runs as each request
+/// arrives. Returns the error that ended it, if any.
+pub fn serve(
+    ex: &mut Executor,
+    lf: &Loadfile,
+    req: &Queue,
+    rep: &Queue,
+    mut on_request: impl FnMut(),
+) -> Option<EngineError> {
     let mut fatal = None;
     loop {
         let word = match req.recv() {
             Ok(w) => w,
-            Err(e) => {
-                fatal = Some(e);
-                break;
-            }
+            Err(e) => return Some(e),
         };
-        meter.tick(ctl);
+        on_request();
         let reply = match word {
             STOP => break,
             END_PASS => {
                 ex.close_all();
                 DONE
             }
-            i => match sh.lf.ops.get(i as usize).map(|op| ex.exec(op)) {
+            i => match lf.ops.get(i as usize).map(|op| ex.exec(op)) {
                 Some(Ok(_)) => DONE,
                 Some(Err(f)) => {
                     fatal = Some(fatal_to_engine(f));
@@ -166,7 +180,40 @@ pub fn executor_loop(id: usize, sh: &Shared, ctl: &Control, req: &Queue, rep: &Q
             break;
         }
     }
-    ExecutorOutcome { meter, errors: ex.errors, fatal }
+    fatal
+}
+
+/// The prefix of every queue name (`/racehorse-fs.<pid>.…`).
+const NAME_PREFIX: &str = "racehorse-fs.";
+
+/// Where the mqueue file system is mounted (usually /dev/mqueue), from /proc/self/mounts.
+pub fn mqueue_mount() -> Option<std::path::PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    let line = text.lines().find(|l| l.split_whitespace().nth(2) == Some("mqueue"))?;
+    line.split_whitespace().nth(1).map(std::path::PathBuf::from)
+}
+
+/// Unlinks queues that racehorse runs which are gone left behind (a run killed between
+/// creating a queue and unlinking its name): their names carry the run's pid. Needs the
+/// mqueue file system mounted to list them; returns how many were removed.
+pub fn remove_leftovers() -> usize {
+    let Some(dir) = mqueue_mount() else { return 0 };
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(NAME_PREFIX).and_then(|r| r.split('.').next()) else { continue };
+        let Ok(pid) = pid.parse::<i32>() else { continue };
+        if pid <= 0 || std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let Ok(cname) = CString::new(format!("/{name}")) else { continue };
+        // SAFETY: unlinks a queue name; a NUL-terminated string.
+        if unsafe { libc::mq_unlink(cname.as_ptr()) } == 0 {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 #[cfg(test)]
