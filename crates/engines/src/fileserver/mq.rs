@@ -92,6 +92,70 @@ impl Queue {
     }
 }
 
+/// An absolute CLOCK_REALTIME deadline 100 ms from now, for the timed queue calls.
+fn slice_deadline() -> libc::timespec {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_nsec += 100_000_000;
+    if ts.tv_nsec >= 1_000_000_000 {
+        ts.tv_sec += 1;
+        ts.tv_nsec -= 1_000_000_000;
+    }
+    ts
+}
+
+impl Queue {
+    /// Like [`Queue::send`], but waits for room in slices of 100 ms and fails once
+    /// `give_up()` says so (a partner that died never makes room).
+    pub fn send_unless(&self, word: u64, give_up: &dyn Fn() -> bool) -> Result<(), EngineError> {
+        let buf = word.to_le_bytes();
+        loop {
+            let ts = slice_deadline();
+            // SAFETY: sends MSG_BYTES bytes from a local buffer by an absolute deadline.
+            if unsafe { libc::mq_timedsend(self.mqd, buf.as_ptr().cast(), MSG_BYTES, 0, &ts) } == 0 {
+                return Ok(());
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => {}
+                Some(libc::ETIMEDOUT) if give_up() => return Err(EngineError::Failed(GAVE_UP.into())),
+                Some(libc::ETIMEDOUT) => {}
+                _ => return Err(EngineError::io("mq_send failed", "/dev/mqueue", err)),
+            }
+        }
+    }
+
+    /// Like [`Queue::recv`], but waits in slices of 100 ms and fails once `give_up()` says
+    /// so (the client processes: a partner that died never answers).
+    pub fn recv_unless(&self, give_up: &dyn Fn() -> bool) -> Result<u64, EngineError> {
+        let mut buf = [0u8; MSG_BYTES];
+        loop {
+            let ts = slice_deadline();
+            // SAFETY: receives at most MSG_BYTES into a local buffer by an absolute deadline.
+            let n = unsafe {
+                libc::mq_timedreceive(self.mqd, buf.as_mut_ptr().cast(), MSG_BYTES, std::ptr::null_mut(), &ts)
+            };
+            if n == MSG_BYTES as isize {
+                return Ok(u64::from_le_bytes(buf));
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) if n < 0 => {}
+                Some(libc::ETIMEDOUT) if n < 0 => {
+                    if give_up() {
+                        return Err(EngineError::Failed(GAVE_UP.into()));
+                    }
+                }
+                _ => return Err(EngineError::io("mq_receive failed", "/dev/mqueue", err)),
+            }
+        }
+    }
+}
+
+/// The error of a client process that stopped waiting because another one failed.
+pub const GAVE_UP: &str = "stopped waiting for its partner: another client process failed";
+
 impl Drop for Queue {
     fn drop(&mut self) {
         // SAFETY: closes the descriptor this value owns.
@@ -138,7 +202,7 @@ pub fn executor_loop(id: usize, sh: &Shared, ctl: &Control, req: &Queue, rep: &Q
     let mut ex = Executor::new(&sh.lf, &sh.root, id, sh.cfg);
     // Counts no units; it carries this thread's CPU time over the window.
     let mut meter = WorkerMeter::new();
-    let fatal = serve(&mut ex, &sh.lf, req, rep, || {
+    let fatal = serve(&mut ex, &sh.lf, (req, rep), None, || {
         meter.tick(ctl);
     });
     ExecutorOutcome { meter, errors: ex.errors, fatal }
@@ -146,17 +210,22 @@ pub fn executor_loop(id: usize, sh: &Shared, ctl: &Control, req: &Queue, rep: &Q
 
 /// The executor's service: receives requests until STOP, runs each op with `ex` and
 /// replies DONE or FAILED (and stops after a failure). `on_request` runs as each request
-/// arrives. Returns the error that ended it, if any.
+/// arrives. With `give_up`, waits for requests by [`Queue::recv_unless`]. Returns the error
+/// that ended it, if any.
 pub fn serve(
     ex: &mut Executor,
     lf: &Loadfile,
-    req: &Queue,
-    rep: &Queue,
+    (req, rep): (&Queue, &Queue),
+    give_up: Option<&dyn Fn() -> bool>,
     mut on_request: impl FnMut(),
 ) -> Option<EngineError> {
     let mut fatal = None;
     loop {
-        let word = match req.recv() {
+        let got = match give_up {
+            Some(g) => req.recv_unless(g),
+            None => req.recv(),
+        };
+        let word = match got {
             Ok(w) => w,
             Err(e) => return Some(e),
         };

@@ -16,12 +16,14 @@ use racehorse_core::{CpuMethod, WorkloadCpu};
 use racehorse_machine::rusage::CpuTime;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long the client processes may take to get ready, and to finish after the window.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const GRACE: Duration = Duration::from_secs(20);
+/// How often the window's watcher looks for client processes that ended.
+const WATCH_SLICE: Duration = Duration::from_millis(100);
 
 /// The page shared with the client processes (anonymous, MAP_SHARED, so forks share it).
 struct SharedPage(NonNull<Page>);
@@ -231,6 +233,18 @@ fn collect(kids: Vec<Child>, grace: Duration) -> Vec<Finished> {
         .collect()
 }
 
+/// During the window: a client process that ends (killed, crashed) raises `failed`, so the
+/// window ends and the processes waiting for it give up.
+fn watch(pg: &Page, kids: &[Child], done: &AtomicBool) {
+    while !done.load(Ordering::Acquire) {
+        if pg.phase.load(Ordering::Acquire) != STOP_PHASE && kids.iter().any(|k| has_exited(k.pid)) {
+            pg.failed.store(true, Ordering::Release);
+            return;
+        }
+        std::thread::sleep(WATCH_SLICE);
+    }
+}
+
 /// The CPU of all client processes so far.
 fn kids_cpu(kids: &[Child]) -> CpuTime {
     kids.iter().fold(CpuTime::default(), |mut acc, k| {
@@ -266,17 +280,23 @@ pub fn run_processes(
     }
     pg.phase.store(WARMUP, Ordering::Release);
     let (mut cpu0, mut cpu1) = (None, None);
-    let res = ctl.drive_window_observed(&pg.failed, &mut |phase| match phase {
-        Phase::Measure => {
-            cpu0 = Some(kids_cpu(&kids));
-            pg.phase.store(MEASURE, Ordering::Release);
-        }
-        _ => {
-            pg.phase.store(STOP_PHASE, Ordering::Release);
-            cpu1 = Some(kids_cpu(&kids));
-        }
+    let done = AtomicBool::new(false);
+    let res = std::thread::scope(|s| {
+        s.spawn(|| watch(pg, &kids, &done));
+        let res = ctl.drive_window_observed(&pg.failed, &mut |phase| match phase {
+            Phase::Measure => {
+                cpu0 = Some(kids_cpu(&kids));
+                pg.phase.store(MEASURE, Ordering::Release);
+            }
+            _ => {
+                pg.phase.store(STOP_PHASE, Ordering::Release);
+                cpu1 = Some(kids_cpu(&kids));
+            }
+        });
+        pg.phase.store(STOP_PHASE, Ordering::Release);
+        done.store(true, Ordering::Release);
+        res
     });
-    pg.phase.store(STOP_PHASE, Ordering::Release);
     let cpu = match (cpu0, cpu1) {
         (Some(a), Some(b)) => Some(b.since(a)),
         _ => None,
@@ -294,15 +314,23 @@ fn death(f: &Finished) -> EngineError {
     EngineError::Failed(format!("fileserver: the {} process of client {} {how}", f.role.name(), f.client))
 }
 
+/// Keeps the error of lowest rank: a process's death, then an executor's fatal error, then
+/// a reader's, then that of a process that gave up because another one failed.
+fn keep(slot: &mut Option<(u8, EngineError)>, rank: u8, e: EngineError) {
+    if slot.as_ref().is_none_or(|(r, _)| rank < *r) {
+        *slot = Some((rank, e));
+    }
+}
+
 /// Adds the processes' counts to `rec` (units, latencies; workload CPU = the processes'
 /// CPU over the window) and returns the error that ended the run, if any.
 pub fn record(finished: Vec<Finished>, cpu: Option<CpuTime>, rec: &Recorder) -> Option<EngineError> {
     let (mut errors, mut pids) = (0u64, Vec::new());
     let own = std::process::id() as i32;
-    let (mut exec_fatal, mut other_fatal) = (None, None);
+    let mut worst = None;
     for f in finished {
         let Some(r) = f.report else {
-            other_fatal.get_or_insert_with(|| death(&f));
+            keep(&mut worst, 0, death(&f));
             continue;
         };
         errors += r.errors;
@@ -310,8 +338,12 @@ pub fn record(finished: Vec<Finished>, cpu: Option<CpuTime>, rec: &Recorder) -> 
             pids.push(r.pid);
         }
         if let Some(fatal) = r.fatal {
-            let slot = if f.role == Role::Executor { &mut exec_fatal } else { &mut other_fatal };
-            slot.get_or_insert_with(|| fatal.into_engine());
+            let rank = match (fatal.gave_up(), f.role) {
+                (true, _) => 3,
+                (false, Role::Executor) => 1,
+                (false, Role::Reader) => 2,
+            };
+            keep(&mut worst, rank, fatal.into_engine());
         }
         if f.role == Role::Reader {
             let w = WorkerStats {
@@ -337,5 +369,5 @@ pub fn record(finished: Vec<Finished>, cpu: Option<CpuTime>, rec: &Recorder) -> 
     rec.set_extra("errors", errors as f64);
     // Processes that reported from a pid of their own (the one racehorse forked).
     rec.set_extra("client_processes", pids.len() as f64);
-    exec_fatal.or(other_fatal)
+    worst.map(|(_, e)| e)
 }

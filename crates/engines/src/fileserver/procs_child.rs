@@ -5,7 +5,7 @@
 
 use super::exec::Executor;
 use super::loadfile::{Loadfile, OpKind};
-use super::mq::{serve, Queue, DONE, END_PASS, STOP};
+use super::mq::{serve, Queue, DONE, END_PASS, GAVE_UP, STOP};
 use crate::EngineError;
 use racehorse_core::LatencyHistogram;
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,11 @@ impl ChildFatal {
             }
             other => ChildFatal::Other(other.to_string()),
         }
+    }
+
+    /// True for the error of a process that only stopped because another one failed.
+    pub fn gave_up(&self) -> bool {
+        matches!(self, ChildFatal::Other(m) if m.ends_with(GAVE_UP))
     }
 
     pub fn into_engine(self) -> EngineError {
@@ -108,7 +113,8 @@ pub fn executor(
 ) -> ChildReport {
     let mut ex = Executor::new(lf, root, id, cfg);
     page.ready.fetch_add(1, Ordering::AcqRel);
-    let fatal = serve(&mut ex, lf, &q.0, &q.1, || {});
+    let give_up = || page.failed.load(Ordering::Acquire);
+    let fatal = serve(&mut ex, lf, (&q.0, &q.1), Some(&give_up), || {});
     if fatal.is_some() {
         page.failed.store(true, Ordering::Release);
     }
@@ -142,7 +148,7 @@ pub fn reader(page: &Page, lf: &Loadfile, q: &(Queue, Queue)) -> ChildReport {
             r.fatal = Some(ChildFatal::of(e));
         }
     }
-    let _ = q.0.send(STOP);
+    let _ = q.0.send_unless(STOP, &|| page.failed.load(Ordering::Acquire));
     r
 }
 
@@ -156,14 +162,15 @@ fn replay(
     (req, rep): &(Queue, Queue),
     r: &mut ChildReport,
 ) -> Result<(), EngineError> {
+    let give_up = || page.failed.load(Ordering::Acquire);
     loop {
         for (i, op) in lf.ops.iter().enumerate() {
             if stopped(page) {
                 return Ok(());
             }
             let start = Instant::now();
-            req.send(i as u64)?;
-            if rep.recv()? != DONE {
+            req.send_unless(i as u64, &give_up)?;
+            if rep.recv_unless(&give_up)? != DONE {
                 return Err(EngineError::Failed("the executor process failed".into()));
             }
             let ns = start.elapsed().as_nanos() as u64;
@@ -186,7 +193,7 @@ fn replay(
                 }
             }
         }
-        req.send(END_PASS)?;
-        rep.recv()?;
+        req.send_unless(END_PASS, &give_up)?;
+        rep.recv_unless(&give_up)?;
     }
 }

@@ -199,3 +199,61 @@ fn mq_procs_leaves_no_queue_and_leftovers_of_dead_runs_are_removed() {
     assert_eq!(again, -1, "the leftover queue was removed");
     assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::ENOENT));
 }
+
+/// Children of this process whose name (the forking thread's) is `comm`.
+fn forked_by(comm: &str) -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let name = stat.split_once('(').and_then(|(_, r)| r.rsplit_once(')')).map(|(n, _)| n);
+        let ppid = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1));
+        if name == Some(comm) && ppid == Some(me.as_str()) {
+            out.push(pid);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn mq_procs_a_killed_client_process_fails_the_cell_promptly() {
+    for (n, pick_first) in [true, false].into_iter().enumerate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let comm = format!("rh-fs-kill{n}");
+        let sh = Shared {
+            lf: Arc::new(load(EXCERPT_PATH).unwrap()),
+            root: tmp.path().to_path_buf(),
+            cfg: ExecConfig::default(),
+            failed: AtomicBool::new(false),
+        };
+        let ctl = Control::simple(Duration::ZERO, Duration::from_secs(20), Arc::new(RealClock::default()));
+        let run = std::thread::Builder::new()
+            .name(comm.clone())
+            .spawn(move || {
+                let start = std::time::Instant::now();
+                let (res, finished, _) = run_processes(&sh, 1, &ctl);
+                let rec = Recorder::new();
+                (res, procs::record(finished, None, &rec), start.elapsed())
+            })
+            .unwrap();
+        let limit = std::time::Instant::now() + Duration::from_secs(10);
+        let mut kids = forked_by(&comm);
+        while kids.len() < 2 && std::time::Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(10));
+            kids = forked_by(&comm);
+        }
+        assert_eq!(kids.len(), 2, "an executor and a reader");
+        std::thread::sleep(Duration::from_millis(100));
+        let victim = if pick_first { kids[0] } else { kids[1] };
+        // SAFETY: kills a client process forked by this test's run.
+        unsafe { libc::kill(victim, libc::SIGKILL) };
+        let (res, fatal, took) = run.join().unwrap();
+        assert!(took < Duration::from_secs(5), "the cell ended early: {took:?}");
+        assert!(res.is_err(), "the window ended early");
+        let msg = fatal.expect("a fatal error").to_string();
+        assert!(msg.contains("died of signal 9"), "{msg}");
+        assert!(forked_by(&comm).is_empty(), "all reaped");
+    }
+}
