@@ -64,9 +64,50 @@ fn running(pid: u32) -> bool {
     stat.rfind(')').and_then(|i| stat[i + 2..].chars().next()).is_some_and(|s| s != 'Z')
 }
 
+/// Mounts the mqueue file system at /dev/mqueue for the test when it is not mounted, and
+/// undoes that on drop; None if it cannot be listed.
+struct Mqueue {
+    dir: Option<String>,
+    mounted_here: bool,
+    created: bool,
+}
+
+fn mqueue_mount() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    let line = text.lines().find(|l| l.split_whitespace().nth(2) == Some("mqueue"))?;
+    line.split_whitespace().nth(1).map(str::to_string)
+}
+
+impl Mqueue {
+    fn get() -> Mqueue {
+        if let Some(dir) = mqueue_mount() {
+            return Mqueue { dir: Some(dir), mounted_here: false, created: false };
+        }
+        let created = std::fs::create_dir("/dev/mqueue").is_ok();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "mqueue", "mqueue", "/dev/mqueue"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        Mqueue { dir: mqueue_mount(), mounted_here: ok, created }
+    }
+}
+
+impl Drop for Mqueue {
+    fn drop(&mut self) {
+        if self.mounted_here {
+            let _ = std::process::Command::new("umount").arg("/dev/mqueue").status();
+        }
+        if self.created {
+            let _ = std::fs::remove_dir("/dev/mqueue");
+        }
+    }
+}
+
 #[test]
 fn a_killed_mq_procs_run_leaves_no_process_and_no_queue() {
     let _m = machine_lock();
+    let mqueue = Mqueue::get();
     let sb = Sandbox::new();
     let dir = sb.work();
     std::fs::create_dir_all(&dir).expect("work dir");
@@ -108,8 +149,8 @@ fn a_killed_mq_procs_run_leaves_no_process_and_no_queue() {
     }
     let left: Vec<u32> = kids.iter().copied().filter(|k| running(*k)).collect();
     assert!(left.is_empty(), "client processes outlived racehorse: {left:?}");
-    let Ok(queues) = std::fs::read_dir("/dev/mqueue") else {
-        eprintln!("queue check skipped: /dev/mqueue is not mounted (the engine unit tests mount it)");
+    let Some(queues) = mqueue.dir.as_ref().and_then(|d| std::fs::read_dir(d).ok()) else {
+        eprintln!("queue check skipped: the mqueue file system is not mounted and could not be mounted");
         return;
     };
     let prefix = format!("racehorse-fs.{pid}.");

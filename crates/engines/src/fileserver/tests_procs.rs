@@ -142,21 +142,45 @@ fn mq_procs_interrupt_stops_the_processes() {
     cell.cleanup().unwrap();
 }
 
-/// The mqueue file system's mount point, mounting it at /dev/mqueue if it is not mounted.
-fn mqueue_dir() -> Option<PathBuf> {
-    if let Some(d) = mq::mqueue_mount() {
-        return Some(d);
+/// The mqueue file system's mount point; mounted at /dev/mqueue for the test (and unmounted
+/// on drop) when it is not mounted.
+struct MqueueDir {
+    dir: PathBuf,
+    mounted_here: bool,
+    created: bool,
+}
+
+impl MqueueDir {
+    fn get() -> Option<MqueueDir> {
+        if let Some(dir) = mq::mqueue_mount() {
+            return Some(MqueueDir { dir, mounted_here: false, created: false });
+        }
+        let created = std::fs::create_dir("/dev/mqueue").is_ok();
+        // SAFETY: mount(2) with NUL-terminated strings and no data.
+        let r = unsafe {
+            libc::mount(c"mqueue".as_ptr(), c"/dev/mqueue".as_ptr(), c"mqueue".as_ptr(), 0, std::ptr::null())
+        };
+        if r != 0 {
+            eprintln!(
+                "SKIP: mqueue is not mounted and mounting it failed: {}",
+                std::io::Error::last_os_error()
+            );
+            return None;
+        }
+        mq::mqueue_mount().map(|dir| MqueueDir { dir, mounted_here: true, created })
     }
-    let _ = std::fs::create_dir_all("/dev/mqueue");
-    // SAFETY: mount(2) with NUL-terminated strings and no data.
-    let r = unsafe {
-        libc::mount(c"mqueue".as_ptr(), c"/dev/mqueue".as_ptr(), c"mqueue".as_ptr(), 0, std::ptr::null())
-    };
-    if r != 0 {
-        eprintln!("SKIP: mqueue is not mounted and mounting it failed: {}", std::io::Error::last_os_error());
-        return None;
+}
+
+impl Drop for MqueueDir {
+    fn drop(&mut self) {
+        if self.mounted_here {
+            // SAFETY: unmounts what `get` mounted, by a NUL-terminated path.
+            unsafe { libc::umount2(c"/dev/mqueue".as_ptr(), libc::MNT_DETACH) };
+        }
+        if self.created {
+            let _ = std::fs::remove_dir("/dev/mqueue");
+        }
     }
-    mq::mqueue_mount()
 }
 
 fn our_queues(dir: &Path) -> Vec<String> {
@@ -171,7 +195,8 @@ fn our_queues(dir: &Path) -> Vec<String> {
 
 #[test]
 fn mq_procs_leaves_no_queue_and_leftovers_of_dead_runs_are_removed() {
-    let Some(dir) = mqueue_dir() else { return };
+    let Some(mqueue) = MqueueDir::get() else { return };
+    let dir = mqueue.dir.clone();
     let tmp = tempfile::tempdir().unwrap();
     let (res, _) = run_cell(&ctx(tmp.path(), 2, EXCERPT_PATH, "mq_procs"), 200);
     res.unwrap();
