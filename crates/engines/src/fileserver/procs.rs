@@ -276,7 +276,9 @@ pub fn run_processes(
             // SAFETY: our children, not reaped yet.
             unsafe { libc::kill(k.pid, libc::SIGKILL) };
         }
-        return (Err(e), collect(kids, GRACE), None);
+        // Reaped, not reported: their deaths by our SIGKILL would hide the real error.
+        collect(kids, GRACE);
+        return (Err(e), Vec::new(), None);
     }
     pg.phase.store(WARMUP, Ordering::Release);
     let (mut cpu0, mut cpu1) = (None, None);
