@@ -282,3 +282,61 @@ fn mq_procs_a_killed_client_process_fails_the_cell_promptly() {
         assert!(forked_by(&comm).is_empty(), "all reaped");
     }
 }
+
+#[test]
+fn record_reports_the_root_cause_first() {
+    use super::procs::{record, Finished};
+    use super::procs_child::{ChildFatal, ChildReport};
+    let report = |pid, fatal: Option<ChildFatal>| ChildReport { pid, fatal, ..ChildReport::default() };
+    let gave_up = || Some(ChildFatal::of(EngineError::Failed(mq::GAVE_UP.into())));
+    let enospc = || {
+        Some(ChildFatal::of(EngineError::io(
+            "disk is full",
+            "/x",
+            std::io::Error::from_raw_os_error(libc::ENOSPC),
+        )))
+    };
+    let fin = |client, role, pid, report: Option<ChildReport>, status| Finished {
+        client,
+        role,
+        pid,
+        report,
+        status,
+    };
+    // A killed reader: its death, not its partner giving up, is the error.
+    let rec = Recorder::new();
+    let e = record(
+        vec![
+            fin(0, Role::Executor, 10, Some(report(10, gave_up())), 0),
+            fin(0, Role::Reader, 11, None, libc::SIGKILL),
+        ],
+        None,
+        &rec,
+    );
+    assert_eq!(e.unwrap().to_string(), "fileserver: the reader process of client 0 died of signal 9");
+    assert_eq!(rec.totals().extra["client_processes"], 1.0);
+    // A full disk in an executor beats the reader's "the executor failed" and others giving up.
+    let e = record(
+        vec![
+            fin(
+                0,
+                Role::Reader,
+                11,
+                Some(report(11, Some(ChildFatal::Other("the executor process failed".into())))),
+                0,
+            ),
+            fin(0, Role::Executor, 10, Some(report(10, enospc())), 0),
+            fin(1, Role::Reader, 13, Some(report(13, gave_up())), 0),
+        ],
+        None,
+        &Recorder::new(),
+    );
+    assert!(
+        matches!(e, Some(EngineError::Io { ref source, .. }) if source.raw_os_error() == Some(libc::ENOSPC)),
+        "{e:?}"
+    );
+    // A report from another pid than the one forked does not count as a process of its own.
+    let rec = Recorder::new();
+    assert!(record(vec![fin(0, Role::Reader, 11, Some(report(12, None)), 0)], None, &rec).is_none());
+    assert_eq!(rec.totals().extra["client_processes"], 0.0);
+}
