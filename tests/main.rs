@@ -8,6 +8,7 @@ mod compare_cli;
 mod compute_cli;
 mod deb_cli;
 mod disk_cli;
+mod fileserver_procs_cli;
 mod house_rules;
 mod import_cli;
 mod layout_cli;

@@ -38,7 +38,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ),
     (
         "hotplug",
-        "seed 003: fileserver with ipc=mq over 10 client counts (scaled to the machine), without hotplug \
+        "seed 003: fileserver with ipc=mq_procs over 10 client counts (scaled to the machine), without hotplug \
          and under racehorse plugd with two settings (cpu_min, cpu_max, update); 30 s windows, 2 reps (root)",
     ),
     (

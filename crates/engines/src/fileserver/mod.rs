@@ -7,6 +7,8 @@ mod client;
 mod exec;
 pub mod loadfile;
 mod mq;
+mod procs;
+mod procs_child;
 
 use crate::info::{shortcuts, EngineInfo};
 use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
@@ -35,9 +37,9 @@ const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "ipc",
-        kind: OptKind::Choice(&["none", "mq"]),
+        kind: OptKind::Choice(&["none", "mq", "mq_procs"]),
         default: "none",
-        help: "none: each client runs its ops; mq: reader + executor per client over POSIX message queues",
+        help: "none: each client runs its ops; mq: reader + executor threads per client over POSIX message queues; mq_procs: the same as two processes per client (seed 003)",
     },
     OptionSpec {
         name: "sync_open",
@@ -83,11 +85,14 @@ impl Engine for FileServer {
             None => String::new(),
             Some(_) => ctx.get_str("loadfile")?.to_string(),
         };
-        let mq = match ctx.get_str("ipc")? {
-            "none" => false,
-            "mq" => true,
+        let ipc = match ctx.get_str("ipc")? {
+            "none" => Ipc::None,
+            "mq" => Ipc::MqThreads,
+            "mq_procs" => Ipc::MqProcs,
             other => {
-                return Err(EngineError::Usage(format!("option 'ipc': '{other}' is not one of none, mq")))
+                return Err(EngineError::Usage(format!(
+                    "option 'ipc': '{other}' is not one of none, mq, mq_procs"
+                )))
             }
         };
         let cfg = ExecConfig {
@@ -98,7 +103,10 @@ impl Engine for FileServer {
         let lf = load(&path)?;
         probe_writable(&ctx.work_dir)?;
         crate::support::fd_limit::raise_fd_limit(clients * (lf.max_open + 8) + 64);
-        Ok(Box::new(FileServerCell { lf: Arc::new(lf), root: ctx.work_dir.clone(), clients, mq, cfg }))
+        if ipc == Ipc::MqProcs {
+            mq::remove_leftovers();
+        }
+        Ok(Box::new(FileServerCell { lf: Arc::new(lf), root: ctx.work_dir.clone(), clients, ipc, cfg }))
     }
 }
 
@@ -138,11 +146,22 @@ fn probe_writable(dir: &Path) -> Result<(), EngineError> {
     })
 }
 
+/// How a client's two halves (reading the loadfile, running the ops) are arranged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ipc {
+    /// One thread per client does both.
+    None,
+    /// A reader and an executor thread per client over two POSIX message queues.
+    MqThreads,
+    /// A reader and an executor process per client over two POSIX message queues.
+    MqProcs,
+}
+
 struct FileServerCell {
     lf: Arc<Loadfile>,
     root: PathBuf,
     clients: usize,
-    mq: bool,
+    ipc: Ipc,
     cfg: ExecConfig,
 }
 
@@ -155,7 +174,7 @@ impl FileServerCell {
             for id in 0..self.clients {
                 let (sh, gate) = (sh, &gate);
                 let body = move || {
-                    if self.mq {
+                    if self.ipc == Ipc::MqThreads {
                         mq_client(id, sh, ctl, gate)
                     } else {
                         plain_client(id, sh, ctl, gate)
@@ -204,6 +223,11 @@ impl Workload for FileServerCell {
             cfg: self.cfg,
             failed: AtomicBool::new(false),
         };
+        if self.ipc == Ipc::MqProcs {
+            let (res, finished, cpu) = procs::run_processes(&sh, self.clients, ctl);
+            let fatal = procs::record(finished, cpu, rec);
+            return combine(res, fatal);
+        }
         let (res, outcomes) = self.spawn_all(&sh, ctl);
         let mut errors = 0;
         let mut fatal = None;
@@ -217,11 +241,7 @@ impl Workload for FileServerCell {
             }
         }
         rec.set_extra("errors", errors as f64);
-        match (res, fatal) {
-            (Err(EngineError::Interrupted), _) => Err(EngineError::Interrupted),
-            (_, Some(f)) => Err(f),
-            (res, None) => res,
-        }
+        combine(res, fatal)
     }
 
     fn cleanup(self: Box<Self>) -> Result<(), EngineError> {
@@ -235,5 +255,16 @@ impl Workload for FileServerCell {
     }
 }
 
+/// The cell's outcome: an interrupt wins, then a client's fatal error, then the window's.
+fn combine(res: Result<(), EngineError>, fatal: Option<EngineError>) -> Result<(), EngineError> {
+    match (res, fatal) {
+        (Err(EngineError::Interrupted), _) => Err(EngineError::Interrupted),
+        (_, Some(f)) => Err(f),
+        (res, None) => res,
+    }
+}
+
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_procs;

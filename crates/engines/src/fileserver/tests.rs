@@ -6,9 +6,9 @@ use racehorse_core::{CellSpec, Params, Value};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-const EXCERPT_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/fileserver/excerpt.txt");
+pub(super) const EXCERPT_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/fileserver/excerpt.txt");
 
-fn ctx(dir: &Path, clients: i64, loadfile: &str, ipc: &str) -> CellContext {
+pub(super) fn ctx(dir: &Path, clients: i64, loadfile: &str, ipc: &str) -> CellContext {
     let mut params = Params::new();
     params.insert("clients".into(), Value::Int(clients));
     params.insert("loadfile".into(), Value::Str(loadfile.into()));
@@ -24,7 +24,7 @@ fn ctx(dir: &Path, clients: i64, loadfile: &str, ipc: &str) -> CellContext {
     }
 }
 
-fn run_cell(c: &CellContext, runtime_ms: u64) -> (Result<(), EngineError>, crate::Totals) {
+pub(super) fn run_cell(c: &CellContext, runtime_ms: u64) -> (Result<(), EngineError>, crate::Totals) {
     let mut cell = FileServer.prepare(c).unwrap();
     let ctl =
         Control::simple(Duration::ZERO, Duration::from_millis(runtime_ms), Arc::new(RealClock::default()));
