@@ -184,6 +184,7 @@ fn expand_variant(
         for &cpus in &axis {
             for mut params in combinations(&w.axes) {
                 params.insert("cpus".into(), Value::Int(i64::from(cpus)));
+                engine.0.drop_unused(&mut params);
                 out.push(PlannedCell {
                     index: 0,
                     spec: CellSpec { workload: w.engine.clone(), params, variant: v.name.clone(), rep },
