@@ -21,12 +21,14 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("text.c", include_str!("c_kernels/text.c")),
     ("search.c", include_str!("c_kernels/search.c")),
     ("sim.c", include_str!("c_kernels/sim.c")),
+    ("fp.c", include_str!("c_kernels/fp.c")),
+    ("fp_linalg.c", include_str!("c_kernels/fp_linalg.c")),
     ("telco.c", include_str!("c_kernels/telco.c")),
 ];
 
 /// The floating-point cases that have C versions (each checks its own result as the Rust
 /// kernel does; the checksum is the bits of the final value, not compared across languages).
-pub const FP_CASES: &[&str] = &[];
+pub const FP_CASES: &[&str] = &["nbody", "stencil", "montecarlo", "spectral", "lu", "fft"];
 
 /// The macro that compiles telco's `_Decimal64` form in (not every compiler has the type).
 pub const DECIMAL64_DEFINE: &str = "-DRH_DECIMAL64";
@@ -175,6 +177,25 @@ mod tests {
         assert!(find_cc("/nonexistent/cc").is_none());
         assert!(find_cc("no-such-compiler-racehorse").is_none());
         assert!(find_cc("sh").is_some(), "PATH lookup finds /bin/sh");
+    }
+
+    #[test]
+    fn the_floating_point_c_kernels_check_themselves() {
+        let Some(gcc) = find_cc("gcc") else {
+            eprintln!("SKIPPED: gcc is not installed, so the C kernels cannot be built here (CI has gcc)");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let exe = compile(&gcc, &["-O2".into()], &[], dir.path()).unwrap();
+        for case in FP_CASES {
+            let (_, t) = run_case(&exe, case, 1, &[]).unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert!(t.cpu_s > 0.0, "{case}");
+            let out =
+                Command::new(&exe).args([case, "1"]).env(super::super::FAULT_ENV, case).output().unwrap();
+            let why = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{case}: a wrong answer fails");
+            assert!(why.contains(&format!("SELF-CHECK FAILED: {case}")), "{case}: {why}");
+        }
     }
 
     #[test]

@@ -94,6 +94,21 @@ fn the_c_kernels_reproduce_every_rust_checksum() {
 }
 
 #[test]
+fn the_floating_point_cases_run_in_c_with_a_compiler() {
+    let Some(gcc) = c_build::find_cc("gcc") else {
+        eprintln!("SKIPPED: gcc is not installed, so the C kernels cannot be built here (CI has gcc)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path(), &[("case", s("fp")), ("reps", Value::Int(1)), ("cc", s(gcc.to_str().unwrap()))]);
+    let t = run(&c).unwrap();
+    for case in cases_of("fp") {
+        assert_eq!(t.extra[&format!("c_kernel_{}", case.name)], 1.0, "{}: {:?}", case.name, t.extra);
+    }
+    assert!(t.settings["cc version"].starts_with("gcc"), "{:?}", t.settings);
+}
+
+#[test]
 fn bad_compilers_and_flags_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let e =

@@ -37,6 +37,15 @@ int k_des(uint64_t reps, uint64_t *sum);
 int k_sieve(uint64_t reps, uint64_t *sum);
 int k_bignum(uint64_t reps, uint64_t *sum);
 
+/* The floating-point cases (fp.c, fp_linalg.c) check their own results; the checksum is
+ * the bits of the last value. */
+int k_nbody(uint64_t reps, uint64_t *sum);
+int k_stencil(uint64_t reps, uint64_t *sum);
+int k_spectral(uint64_t reps, uint64_t *sum);
+int k_lu(uint64_t reps, uint64_t *sum);
+int k_fft(uint64_t reps, uint64_t *sum);
+int k_montecarlo(uint64_t reps, uint64_t *sum);
+
 /* telco (telco.c): `reps` billing passes of INPUT into OUTPUT; the checksum folds each
  * pass's sums in cents. The decimal64 form exists only when compiled with -DRH_DECIMAL64. */
 int k_telco_double(uint64_t reps, const char *input, const char *output, uint64_t *sum);

@@ -12,6 +12,8 @@ static const struct { const char *name; int (*fn)(uint64_t, uint64_t *); } CASES
     {"sort", k_sort},   {"hash", k_hash},           {"lz", k_lz},           {"regex", k_regex},
     {"parse", k_parse}, {"align", k_align},         {"bfs", k_bfs},         {"tictactoe", k_tictactoe},
     {"nqueens", k_nqueens}, {"des", k_des},         {"sieve", k_sieve},     {"bignum", k_bignum},
+    {"nbody", k_nbody}, {"stencil", k_stencil},     {"montecarlo", k_montecarlo},
+    {"spectral", k_spectral}, {"lu", k_lu},         {"fft", k_fft},
 };
 
 typedef int (*telco_fn)(uint64_t, const char *, const char *, uint64_t *);
