@@ -235,6 +235,14 @@ impl Arith {
             _ => Arith::RustDecimal,
         }
     }
+    /// Its `arith` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arith::RustDecimal => "rust-decimal",
+            Arith::CDecimal64 => "c-decimal64",
+            Arith::CDouble => "c-double",
+        }
+    }
     /// The case name of its C form in the compiled program, if it is one.
     pub fn c_case(self) -> Option<&'static str> {
         match self {

@@ -98,7 +98,7 @@ fn check_arith(
     cflags: &[String],
 ) -> Result<(), EngineError> {
     let Some(form) = arith.c_case().filter(|_| cases.contains(&"telco")) else { return Ok(()) };
-    let name = super::ARITH_CHOICES[arith as usize];
+    let name = arith.name();
     let Some(cc) = cc else {
         return Err(usage(format!(
             "compute: arith={name} runs telco as a C program ({form}) and needs a compiler: add --cc gcc \

@@ -166,6 +166,15 @@ fn telco_gives_the_same_bill_in_its_three_arithmetic_forms() {
 }
 
 #[test]
+fn every_arith_choice_names_its_form() {
+    for choice in ARITH_CHOICES {
+        assert_eq!(Arith::of(choice).name(), *choice);
+    }
+    assert_eq!(Arith::of("c-double").c_case(), Some("telco-double"));
+    assert_eq!(Arith::of("rust-decimal").c_case(), None);
+}
+
+#[test]
 fn telco_c_forms_need_a_compiler_that_has_them() {
     let dir = tempfile::tempdir().unwrap();
     let e =
