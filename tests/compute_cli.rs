@@ -1,7 +1,8 @@
 //! The compute engine through the binary: a missing compiler is a usage error (exit 2), a
 //! case whose self-check fails is a failed cell with a loud message while the others run
 //! (each in a freshly executed racehorse, telco with its prepared input),
-//! and the C kernels compile with gcc in two flag variants and match the Rust checksums.
+//! the C kernels compile with gcc in two flag variants and match the Rust checksums, and telco
+//! runs in its three arithmetic forms (a C form without a compiler is a usage error).
 
 use crate::common::{machine_lock, text, Sandbox};
 
@@ -85,4 +86,55 @@ fn c_kernels_build_with_gcc_in_two_variants() {
         assert!(c["extra"]["time_s"].as_f64().is_some_and(|t| t > 0.0));
     }
     assert!(cells.iter().any(|c| c["params"]["cflags"] == "-O3 -march=native"));
+}
+
+#[test]
+fn telco_runs_in_three_arithmetic_forms_labelled_with_a_compiler_only_in_c() {
+    if !on_path("gcc") {
+        eprintln!("SKIPPED: gcc is not installed, so telco's C forms cannot be built (CI has gcc)");
+        return;
+    }
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let o = sb.run(&[
+        "run",
+        "compute",
+        "-o",
+        "case=telco",
+        "-o",
+        "arith=rust-decimal,c-decimal64,c-double",
+        "-o",
+        "reps=1",
+        "--cc",
+        "gcc",
+        "--reps",
+        "1",
+        "--label",
+        "forms",
+        "--quiet",
+        "--no-drop-caches",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let cells = sb.cells("forms");
+    assert_eq!(cells.len(), 3, "one cell per form");
+    for c in &cells {
+        let in_c = c["params"]["arith"] != "rust-decimal";
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["extra"]["c_kernel"], if in_c { 1.0 } else { 0.0 }, "{c}");
+        assert_eq!(c["params"].get("cc").is_some(), in_c, "cc only where C ran: {c}");
+        assert_eq!(c["params"].get("cflags").is_some(), in_c, "{c}");
+        let version = c["settings"]["cc version"].as_str().unwrap_or("");
+        assert_eq!(version.starts_with("gcc"), in_c, "the compiler's version where C ran: {c}");
+        assert!(c["extra"]["batch_s"].as_f64().is_some_and(|t| t > 0.0), "{c}");
+        assert!(c["extra"]["cpu_ns_per_call"].as_f64().is_some_and(|t| t > 0.0), "{c}");
+    }
+}
+
+#[test]
+fn a_c_form_of_telco_without_a_compiler_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let o =
+        sb.run(&["run", "compute", "-o", "case=telco", "-o", "arith=c-decimal64", "--quiet", "--reps", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--cc gcc"), "says what to do: {}", text(&o));
 }

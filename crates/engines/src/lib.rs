@@ -148,6 +148,10 @@ pub trait Engine: Send + Sync {
     fn ramp_next(&self, _planned: &CellSpec, _done: &[RampPoint]) -> Option<Params> {
         None
     }
+    /// Removes from a planned cell's parameters the options that do not apply to it (compute:
+    /// a compiler for a cell that compiles nothing), so that its label and key say only what
+    /// runs. Called once per cell at planning; the default keeps every option.
+    fn drop_unused(&self, _params: &mut Params) {}
     /// Sets up one cell (create files, parse loadfiles) outside the measured window.
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError>;
 }

@@ -32,6 +32,9 @@ pub struct Totals {
     /// Figures the engine found below their resolution: name → why (see
     /// [`racehorse_core::CellQuality::below_resolution`]).
     pub below_resolution: BTreeMap<String, String>,
+    /// What the engine itself set up for the cell that is not a number (setting → value,
+    /// e.g. `cc version`); the runner adds them to the cell's settings.
+    pub settings: BTreeMap<String, String>,
 }
 
 /// Collects worker submissions for one cell.
@@ -72,6 +75,12 @@ impl Recorder {
     /// Records an engine-specific figure (e.g. the reference tool's own result).
     pub fn set_extra(&self, name: &str, value: f64) {
         self.lock().extra.insert(name.to_string(), value);
+    }
+
+    /// Records a setting the engine chose for the cell (e.g. the compiler that built its
+    /// kernels); stored with the variant's settings (`CellResult::settings`).
+    pub fn set_setting(&self, name: &str, value: impl Into<String>) {
+        self.lock().settings.insert(name.to_string(), value.into());
     }
 
     /// Marks a figure as below its resolution (`racehorse_core::quality::THROUGHPUT`,

@@ -265,6 +265,7 @@ impl Runner {
         result.workload_cpu = totals.workload_cpu;
         result.extra.extend(totals.extra);
         result.quality.below_resolution.extend(totals.below_resolution);
+        result.settings.extend(totals.settings);
         result.latencies = totals
             .latencies
             .into_iter()

@@ -181,9 +181,17 @@ fn expand_variant(
                 max_cpus - 1
             )));
         }
+        // Cells that dropping unused options made equal run once.
+        let mut seen = std::collections::HashSet::new();
         for &cpus in &axis {
             for mut params in combinations(&w.axes) {
                 params.insert("cpus".into(), Value::Int(i64::from(cpus)));
+                engine.0.drop_unused(&mut params);
+                let key: Vec<(String, String)> =
+                    params.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+                if !seen.insert(key) {
+                    continue;
+                }
                 out.push(PlannedCell {
                     index: 0,
                     spec: CellSpec { workload: w.engine.clone(), params, variant: v.name.clone(), rep },
@@ -287,6 +295,26 @@ mod tests {
         s.workloads[0].engine = "nope".into();
         let e = Plan::expand(&s, 2, 2).unwrap_err().to_string();
         assert!(e.starts_with("unknown workload 'nope'; valid workloads: ") && e.contains("null"), "{e}");
+    }
+
+    /// Issue 27: compute names a compiler only where a C kernel runs, telco's form only where
+    /// telco runs; cells that became equal run once.
+    #[test]
+    fn unused_options_are_dropped_and_equal_cells_run_once() {
+        let s = Suite::parse(
+            "c.toml",
+            "reps = 1\ncpus = 1\n[[workload]]\nengine = \"compute\"\ncase = [\"telco\", \"sort\"]\n\
+             arith = [\"rust-decimal\", \"c-double\"]\ncc = \"gcc\"\n",
+        )
+        .unwrap();
+        let p = Plan::expand(&s, 2, 2).unwrap();
+        let labels: Vec<String> = p.cells.iter().map(|c| c.spec.label()).collect();
+        assert_eq!(labels.len(), 3, "sort once, telco in two forms: {labels:?}");
+        assert!(labels
+            .iter()
+            .any(|l| l.contains("arith=rust-decimal case=telco clock") && !l.contains("cc=")));
+        assert!(labels.iter().any(|l| l.contains("arith=c-double case=telco cc=gcc cflags=-O2")));
+        assert!(labels.iter().any(|l| l.contains("case=sort cc=gcc") && !l.contains("arith")));
     }
 
     #[test]

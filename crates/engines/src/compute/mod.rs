@@ -4,7 +4,9 @@
 //! failed check fails the cell loudly), and scores reference time / time; a cell of several
 //! cases (`case=int`, `fp`, `all`) also reports the geometric mean of their scores, as seed
 //! 000 reports its suites. With `cc` the integer cases run as C programs compiled from the
-//! sources embedded here (with `cflags`), their checksums verified against the Rust kernels'.
+//! sources embedded here (with `cflags`), their checksums verified against the Rust kernels';
+//! telco has three arithmetic forms (`arith`: Rust exact decimal, C `_Decimal64`, C `double`),
+//! as seed 002 compares decimal floating point.
 
 mod c_build;
 pub(crate) mod child;
@@ -23,7 +25,7 @@ pub use common::FAULT_ENV;
 
 use crate::info::{EngineInfo, Shortcut, ShortcutForm};
 use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
-use racehorse_core::WorkUnit;
+use racehorse_core::{Value, WorkUnit};
 
 pub struct Compute;
 
@@ -191,8 +193,16 @@ const OPTIONS: &[OptionSpec] = &[
         name: "cc",
         kind: OptKind::Str,
         default: "",
-        help: "C compiler for the integer cases' C versions (compiled at prepare into the cell's \
-               directory, checksums checked against the Rust kernels); empty: Rust kernels",
+        help: "C compiler for the cases' C versions (compiled at prepare into the cell's directory, \
+               results checked as the Rust kernels'; recorded with its version); empty: Rust kernels",
+    },
+    OptionSpec {
+        name: "arith",
+        kind: OptKind::Choice(ARITH_CHOICES),
+        default: "rust-decimal",
+        help: "telco's arithmetic: rust-decimal (exact decimal in Rust), c-decimal64 (C _Decimal64, the \
+               compiler's decimal library: BID on x86) or c-double (C binary double rounded to cents at \
+               each step); the c- forms need cc",
     },
     OptionSpec {
         name: "cflags",
@@ -201,6 +211,80 @@ const OPTIONS: &[OptionSpec] = &[
         help: "flags for cc, e.g. \"-O3 -march=native\" (a list is an axis: compare variants)",
     },
 ];
+
+/// telco's arithmetic forms (the `arith` option).
+pub const ARITH_CHOICES: &[&str] = &["rust-decimal", "c-decimal64", "c-double"];
+
+/// How telco computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arith {
+    /// Exact decimal in Rust ([`decimal`]).
+    RustDecimal,
+    /// C `_Decimal64` (IEEE 754 decimal64 as the compiler implements it).
+    CDecimal64,
+    /// C binary `double`, rounded to cents at each step.
+    CDouble,
+}
+
+impl Arith {
+    /// The form an `arith` value names (the default for anything else).
+    pub fn of(choice: &str) -> Arith {
+        match choice {
+            "c-decimal64" => Arith::CDecimal64,
+            "c-double" => Arith::CDouble,
+            _ => Arith::RustDecimal,
+        }
+    }
+    /// Its `arith` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arith::RustDecimal => "rust-decimal",
+            Arith::CDecimal64 => "c-decimal64",
+            Arith::CDouble => "c-double",
+        }
+    }
+    /// The case name of its C form in the compiled program, if it is one.
+    pub fn c_case(self) -> Option<&'static str> {
+        match self {
+            Arith::RustDecimal => None,
+            Arith::CDecimal64 => Some("telco-decimal64"),
+            Arith::CDouble => Some("telco-double"),
+        }
+    }
+}
+
+/// True when case `c` runs as a C kernel in a cell with a compiler and telco form `arith`.
+pub fn has_c_kernel(c: &Case, arith: Arith) -> bool {
+    match c.kernel {
+        Kernel::Int(_) => true,
+        Kernel::Fp(_) => c_build::FP_CASES.contains(&c.name),
+        Kernel::Telco => arith.c_case().is_some(),
+    }
+}
+
+/// Drops `arith` from cells without telco, and `cc` and `cflags` from cells where no C
+/// kernel runs (no compiler given, or only telco in Rust).
+fn drop_unused(params: &mut racehorse_core::Params) {
+    let text = |p: &racehorse_core::Params, k: &str| match p.get(k) {
+        Some(Value::Str(s)) => s.trim().to_string(),
+        _ => String::new(),
+    };
+    let cases = cases_of(&text(params, "case"));
+    let arith = Arith::of(&text(params, "arith"));
+    if !cases.iter().any(|c| c.kernel_is_telco()) {
+        params.remove("arith");
+    }
+    if text(params, "cc").is_empty() || !cases.iter().any(|c| has_c_kernel(c, arith)) {
+        params.remove("cc");
+        params.remove("cflags");
+    }
+}
+
+impl Case {
+    fn kernel_is_telco(&self) -> bool {
+        matches!(self.kernel, Kernel::Telco)
+    }
+}
 
 /// The cases a `case` value names, in [`CASES`] order.
 pub fn cases_of(choice: &str) -> Vec<&'static Case> {
@@ -229,8 +313,8 @@ const CC_SHORTCUT: Shortcut = Shortcut {
     option: "cc",
     form: ShortcutForm::Whole,
     value_name: "CC",
-    help: "C compiler for the compute engine's integer kernels (compiled at prepare time, checksums \
-           checked against the Rust kernels)",
+    help: "C compiler for the compute engine's C kernels (integer and floating-point cases, telco's \
+           c- forms; compiled at prepare time, checked against the Rust kernels)",
 };
 
 /// `--cflags=-O2 --cflags='-O3 -march=native'`.
@@ -258,6 +342,9 @@ static INFO: EngineInfo = EngineInfo {
 impl Engine for Compute {
     fn info(&self) -> &'static EngineInfo {
         &INFO
+    }
+    fn drop_unused(&self, params: &mut racehorse_core::Params) {
+        drop_unused(params);
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         run::Setup::of(ctx).map(|_| ())

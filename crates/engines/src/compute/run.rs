@@ -3,7 +3,7 @@
 //! process on one pinned CPU, timed by itself, its self-check failing the cell loudly.
 
 use super::child::{self, Times};
-use super::{c_build, cases_of, geomean, telco, Case, Kernel, Suite};
+use super::{c_build, cases_of, geomean, has_c_kernel, telco, Arith, Case, Kernel, Suite};
 use crate::support::forked;
 use crate::{CellContext, Control, EngineError, Recorder, WorkerStats, Workload};
 use racehorse_core::Value;
@@ -18,8 +18,11 @@ pub(crate) struct Setup {
     pub standard: bool,
     /// Repetitions instead of the size's (0: the size's).
     pub reps: u64,
+    /// The compiler, when at least one of the cases runs as a C kernel.
     pub cc: Option<PathBuf>,
     pub cflags: Vec<String>,
+    /// telco's arithmetic.
+    pub arith: Arith,
     /// Time cases by their process's CPU time (else elapsed time).
     pub cpu_clock: bool,
 }
@@ -51,18 +54,30 @@ impl Setup {
             }
             _ => None,
         };
-        let cflags = match ctx.spec.params.get("cflags") {
+        let cflags: Vec<String> = match ctx.spec.params.get("cflags") {
             Some(Value::Str(s)) => s.split_whitespace().map(str::to_string).collect(),
             _ => Vec::new(),
         };
+        let arith = match ctx.spec.params.get("arith") {
+            Some(Value::Str(s)) => Arith::of(s),
+            _ => Arith::RustDecimal,
+        };
+        let cc = cc.filter(|_| cases.iter().any(|n| has_c_kernel(case(n), arith)));
+        check_arith(&cases, arith, cc.as_deref(), &cflags)?;
         Ok(Setup {
             cases,
             standard: ctx.get_str("size")? == "standard",
             reps: ctx.get_u64("reps")?,
             cc,
             cflags,
+            arith,
             cpu_clock: ctx.get_str("clock")? == "cpu",
         })
+    }
+
+    /// True when case `c` runs as a C kernel in this cell.
+    fn in_c(&self, c: &Case) -> bool {
+        self.cc.is_some() && has_c_kernel(c, self.arith)
     }
 
     fn reps_of(&self, c: &Case) -> u64 {
@@ -72,6 +87,36 @@ impl Setup {
             (n, _) => n,
         }
     }
+}
+
+/// Refuses a C form of telco without a compiler, or `c-decimal64` with a compiler that lacks
+/// `_Decimal64` (a usage error: before the first cell).
+fn check_arith(
+    cases: &[&str],
+    arith: Arith,
+    cc: Option<&Path>,
+    cflags: &[String],
+) -> Result<(), EngineError> {
+    let Some(form) = arith.c_case().filter(|_| cases.contains(&"telco")) else { return Ok(()) };
+    let name = arith.name();
+    let Some(cc) = cc else {
+        return Err(usage(format!(
+            "compute: arith={name} runs telco as a C program ({form}) and needs a compiler: add --cc gcc \
+             (or -o cc=PATH), or choose arith=rust-decimal"
+        )));
+    };
+    if arith == Arith::CDecimal64 {
+        if let Some(why) = c_build::decimal64_missing(cc, cflags) {
+            return Err(usage(format!(
+                "compute: the C compiler {} {} cannot build _Decimal64 arithmetic ({why}); arith=c-decimal64 \
+                 needs one that can (gcc on x86-64, with libgcc's BID decimal routines): give another --cc or \
+                 --cflags, or choose arith=c-double or rust-decimal",
+                cc.display(),
+                cflags.join(" ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The process a kernel runs in, as errors name it.
@@ -112,10 +157,15 @@ impl Cell {
         };
         let c_exe = match &setup.cc {
             Some(cc) => {
-                let exe = c_build::compile(cc, &setup.cflags, dir)?;
+                let telco_d64 = setup.arith == Arith::CDecimal64 && telco.is_some();
+                let defines: &[&str] = if telco_d64 { &[c_build::DECIMAL64_DEFINE] } else { &[] };
+                let exe = c_build::compile(cc, &setup.cflags, defines, dir)?;
                 let mut want = HashMap::new();
                 for c in setup.cases.iter().map(|n| case(n)).filter(|c| c.suite == Suite::Int) {
                     want.insert(c.name, rust_checksum(c, setup.reps_of(c)).map_err(EngineError::Failed)?);
+                }
+                if let (Some(form), true) = (setup.arith.c_case(), telco.is_some()) {
+                    check_c_testb(&exe, form, dir).map_err(EngineError::Failed)?;
                 }
                 Some((exe, want))
             }
@@ -127,10 +177,24 @@ impl Cell {
     /// Runs one case: its times, and whether the C version ran.
     fn run_case(&self, c: &Case) -> Result<(Times, bool), String> {
         let reps = self.setup.reps_of(c);
-        if let (Some((exe, want)), Suite::Int) = (&self.c_exe, c.suite) {
-            let (sum, times) = c_build::run_case(exe, c.name, reps)?;
-            let expected = want.get(c.name).copied().unwrap_or_default();
-            super::common::check_eq(c.name, "checksum of the C kernel vs the Rust kernel", sum, expected)?;
+        if let (Some((exe, want)), true) = (&self.c_exe, self.setup.in_c(c)) {
+            let times = match (c.kernel, self.setup.arith.c_case(), &self.telco) {
+                (Kernel::Telco, Some(form), Some(p)) => run_c_telco(exe, form, reps, p)?,
+                (Kernel::Telco, ..) => return Err("telco was not prepared".into()),
+                (Kernel::Int(_), ..) => {
+                    let (sum, times) = c_build::run_case(exe, c.name, reps, &[])?;
+                    let expected = want.get(c.name).copied().unwrap_or_default();
+                    super::common::check_eq(
+                        c.name,
+                        "checksum of the C kernel vs the Rust kernel",
+                        sum,
+                        expected,
+                    )?;
+                    times
+                }
+                // The floating-point C kernels check their own results (exit 1 otherwise).
+                (Kernel::Fp(_), ..) => c_build::run_case(exe, c.name, reps, &[])?.1,
+            };
             return Ok((times, true));
         }
         let times = if forked::fresh_process_enabled() {
@@ -142,6 +206,27 @@ impl Cell {
         };
         Ok((times, false))
     }
+}
+
+/// Runs telco's C form `form` on the prepared input: every pass's sums must be the integer
+/// bill's and the last output file its digest.
+fn run_c_telco(exe: &Path, form: &str, reps: u64, p: &telco::Prepared) -> Result<Times, String> {
+    let (sum, times) = c_build::run_case(exe, form, reps, &[&p.input, &p.output])?;
+    let want = telco::c_checksum(p.want_cents, reps);
+    super::common::check_eq("telco", &format!("{form}: folded sums (cents) vs the integer bill"), sum, want)?;
+    if reps > 0 {
+        telco::check_output(p)?;
+    }
+    Ok(times)
+}
+
+/// Runs telco's C form on the catalog's test file (written by [`telco::prepare`]): its
+/// control totals exactly.
+fn check_c_testb(exe: &Path, form: &str, dir: &Path) -> Result<(), String> {
+    let out = dir.join("telco.testb.c.out");
+    let (sum, _) = c_build::run_case(exe, form, 1, &[&telco::testb_path(dir), &out])?;
+    let want = telco::c_checksum(telco::TESTB_TOTALS_CENTS, 1);
+    super::common::check_eq("telco", &format!("{form}: testb control totals (folded cents)"), sum, want)
 }
 
 /// A case's score: its reference time for the size over its time (None with `reps` set).
@@ -188,9 +273,16 @@ fn record(s: &Setup, measured: &[(&'static Case, Times, bool)], ctl: &Control, r
         if let Some(sc) = score(s, c, *secs) {
             rec.set_extra(&format!("score{suffix}"), sc);
         }
-        if single {
-            rec.set_extra("c_kernel", f64::from(u8::from(*in_c)));
-        }
+        rec.set_extra(&format!("c_kernel{suffix}"), f64::from(u8::from(*in_c)));
+    }
+    if let (Some(cc), true) = (&s.cc, times.iter().any(|t| t.2)) {
+        rec.set_setting("cc", cc.display().to_string());
+        rec.set_setting("cc version", c_build::version(cc));
+    }
+    if let Some((c, t, _)) = measured.iter().find(|m| matches!(m.0.kernel, Kernel::Telco)) {
+        let passes = s.reps_of(c).max(1) as f64;
+        rec.set_extra("batch_s", secs_of(t) / passes);
+        rec.set_extra("cpu_ns_per_call", t.cpu_s * 1e9 / (passes * telco::CALLS as f64));
     }
     if let [(_, t, _)] = measured {
         rec.set_extra("wall_s", t.wall_s);
@@ -210,6 +302,34 @@ fn record(s: &Setup, measured: &[(&'static Case, Times, bool)], ctl: &Control, r
             if let Some(g) = geomean(&scores) {
                 rec.set_extra(key, g);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_c_form_with_a_wrong_bill_fails_its_self_check() {
+        let Some(gcc) = c_build::find_cc("gcc") else {
+            eprintln!("SKIPPED: gcc is not installed, so telco's C forms cannot be built here (CI has gcc)");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let p = telco::prepare(dir.path()).unwrap();
+        let exe = c_build::compile(&gcc, &["-O2".into()], &[c_build::DECIMAL64_DEFINE], dir.path()).unwrap();
+        for form in ["telco-double", "telco-decimal64"] {
+            check_c_testb(&exe, form, dir.path()).unwrap();
+            run_c_telco(&exe, form, 1, &p).unwrap();
+            let mut sums = p.clone();
+            sums.want_cents[1] += 1;
+            let e = run_c_telco(&exe, form, 1, &sums).unwrap_err();
+            assert!(e.contains("SELF-CHECK FAILED: telco") && e.contains(form), "{e}");
+            let mut digest = p.clone();
+            digest.want_digest ^= 1;
+            let e = run_c_telco(&exe, form, 1, &digest).unwrap_err();
+            assert!(e.contains("digest of the output file"), "{e}");
         }
     }
 }

@@ -6,7 +6,7 @@
 //! integer computation, the output file against its digest, and the test file against the
 //! catalog's control totals.
 
-use super::common::{check, check_eq, fault_injected};
+use super::common::{check, check_eq, fault_injected, fold};
 use super::decimal::{Decimal, Rounding};
 use crate::support::rng::SplitMix64;
 use std::io::{BufWriter, Read, Write};
@@ -133,7 +133,7 @@ fn io(what: &str, p: &Path, e: std::io::Error) -> String {
 
 /// Checks the catalog's test file (exactly its control totals) in `dir`.
 pub fn check_testb(dir: &Path) -> Result<(), String> {
-    let (input, output) = (dir.join("telco.testb"), dir.join("telco.testb.out"));
+    let (input, output) = (testb_path(dir), dir.join("telco.testb.out"));
     let mut bytes: Vec<u8> = TESTB.iter().flat_map(|n| n.to_be_bytes()).collect();
     bytes.push(0x0a);
     std::fs::write(&input, bytes).map_err(|e| io("cannot write", &input, e))?;
@@ -186,11 +186,27 @@ pub fn run(p: &Prepared, passes: u64) -> Result<u64, String> {
             )?;
         }
     }
+    check_output(p)
+}
+
+/// Checks the last pass's output file against the integer bill's digest; the digest.
+pub fn check_output(p: &Prepared) -> Result<u64, String> {
     let text = std::fs::read(&p.output).map_err(|e| io("cannot read", &p.output, e))?;
     let digest = fnv(FNV0, &text);
     let digest = if fault_injected("telco-output") { digest ^ 1 } else { digest };
     check_eq("telco", "digest of the output file", digest, p.want_digest)?;
     Ok(digest)
+}
+
+/// The checksum a C form prints after `passes` passes that each summed to `cents` (sumT,
+/// sumB, sumD folded in turn per pass, as c_kernels/telco.c does).
+pub fn c_checksum(cents: [i64; 3], passes: u64) -> u64 {
+    (0..passes).fold(0, |acc, _| cents.iter().fold(acc, |a, c| fold(a, *c as u64)))
+}
+
+/// The test file's path in `dir` (written by [`check_testb`]).
+pub fn testb_path(dir: &Path) -> PathBuf {
+    dir.join("telco.testb")
 }
 
 #[cfg(test)]
@@ -216,6 +232,14 @@ mod tests {
         let (cents, digest) = expected(&read_calls(&input).unwrap());
         assert_eq!(s.cents(), cents);
         assert_eq!(fnv(FNV0, &std::fs::read(&output).unwrap()), digest);
+    }
+
+    #[test]
+    fn the_c_checksum_folds_each_pass() {
+        assert_eq!(c_checksum(TESTB_TOTALS_CENTS, 0), 0);
+        // The value c_kernels/telco.c printed for one pass of testb.
+        assert_eq!(c_checksum(TESTB_TOTALS_CENTS, 1), 1_215_631_650_312_254_526);
+        assert_ne!(c_checksum(TESTB_TOTALS_CENTS, 2), c_checksum(TESTB_TOTALS_CENTS, 1));
     }
 
     #[test]

@@ -94,6 +94,21 @@ fn the_c_kernels_reproduce_every_rust_checksum() {
 }
 
 #[test]
+fn the_floating_point_cases_run_in_c_with_a_compiler() {
+    let Some(gcc) = c_build::find_cc("gcc") else {
+        eprintln!("SKIPPED: gcc is not installed, so the C kernels cannot be built here (CI has gcc)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path(), &[("case", s("fp")), ("reps", Value::Int(1)), ("cc", s(gcc.to_str().unwrap()))]);
+    let t = run(&c).unwrap();
+    for case in cases_of("fp") {
+        assert_eq!(t.extra[&format!("c_kernel_{}", case.name)], 1.0, "{}: {:?}", case.name, t.extra);
+    }
+    assert!(t.settings["cc version"].starts_with("gcc"), "{:?}", t.settings);
+}
+
+#[test]
 fn bad_compilers_and_flags_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let e =
@@ -118,4 +133,91 @@ fn a_fresh_process_job_runs_its_case_and_refuses_an_unknown_one() {
     assert_eq!(child::run_job(&bad).expect_err("unknown"), "compute has no case 'nosuch'");
     let unprepared = child::Job { case: "telco".into(), reps: 1, telco: None };
     assert_eq!(child::run_job(&unprepared).expect_err("no input"), "telco was not prepared");
+}
+
+#[test]
+fn telco_gives_the_same_bill_in_its_three_arithmetic_forms() {
+    let Some(gcc) = c_build::find_cc("gcc") else {
+        eprintln!("SKIPPED: gcc is not installed, so telco's C forms cannot be built here (CI has gcc)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for arith in ARITH_CHOICES {
+        let c = ctx(
+            dir.path(),
+            &[
+                ("case", s("telco")),
+                ("reps", Value::Int(1)),
+                ("arith", s(arith)),
+                ("cc", s(gcc.to_str().unwrap())),
+            ],
+        );
+        // Each run checks every pass's sums against the integer bill and the output's digest.
+        let t = run(&c).unwrap_or_else(|e| panic!("{arith}: {e}"));
+        let in_c = *arith != "rust-decimal";
+        assert_eq!(t.extra["c_kernel"], f64::from(u8::from(in_c)), "{arith}");
+        assert!(t.extra["batch_s"] > 0.0 && t.extra["cpu_ns_per_call"] > 0.0, "{arith}: {:?}", t.extra);
+        assert_eq!(t.settings.contains_key("cc version"), in_c, "{arith}: {:?}", t.settings);
+        if in_c {
+            assert!(t.settings["cc version"].starts_with("gcc"), "{:?}", t.settings);
+            assert_eq!(t.settings["cc"], gcc.display().to_string());
+        }
+    }
+}
+
+#[test]
+fn every_arith_choice_names_its_form() {
+    for choice in ARITH_CHOICES {
+        assert_eq!(Arith::of(choice).name(), *choice);
+    }
+    assert_eq!(Arith::of("c-double").c_case(), Some("telco-double"));
+    assert_eq!(Arith::of("rust-decimal").c_case(), None);
+}
+
+#[test]
+fn telco_c_forms_need_a_compiler_that_has_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let e =
+        Compute.validate(&ctx(dir.path(), &[("case", s("telco")), ("arith", s("c-double"))])).unwrap_err();
+    assert!(matches!(e, EngineError::Usage(_)) && e.to_string().contains("--cc gcc"), "{e}");
+    // Without telco in the cell the form does not matter.
+    Compute.validate(&ctx(dir.path(), &[("case", s("sort")), ("arith", s("c-double"))])).unwrap();
+    let Some(gcc) = c_build::find_cc("gcc") else {
+        eprintln!("SKIPPED: gcc is not installed, so the _Decimal64 refusal cannot be shown (CI has gcc)");
+        return;
+    };
+    let c = ctx(
+        dir.path(),
+        &[
+            ("case", s("telco")),
+            ("arith", s("c-decimal64")),
+            ("cc", s(gcc.to_str().unwrap())),
+            ("cflags", s("-std=c89 -pedantic-errors")),
+        ],
+    );
+    let e = Compute.validate(&c).unwrap_err();
+    assert!(matches!(e, EngineError::Usage(_)) && e.to_string().contains("_Decimal64"), "{e}");
+}
+
+#[test]
+fn a_cell_names_a_compiler_only_when_a_c_kernel_runs() {
+    let params = |pairs: &[(&str, &str)]| -> racehorse_core::Params {
+        pairs.iter().map(|(k, v)| (k.to_string(), s(v))).collect()
+    };
+    let kept = |p: &[(&str, &str)]| {
+        let mut p = params(p);
+        Compute.drop_unused(&mut p);
+        let mut keys: Vec<String> = p.into_keys().collect();
+        keys.sort();
+        keys.join(",")
+    };
+    let base = [("arith", "rust-decimal"), ("cc", "gcc"), ("cflags", "-O2")];
+    let with = |case: &'static str, arith: &'static str| {
+        kept(&[("case", case), ("cc", "gcc"), ("cflags", "-O2"), ("arith", arith)])
+    };
+    assert_eq!(kept(&[&[("case", "telco")][..], &base[..]].concat()), "arith,case", "telco in Rust");
+    assert_eq!(with("telco", "c-double"), "arith,case,cc,cflags");
+    assert_eq!(with("sort", "rust-decimal"), "case,cc,cflags", "no telco: no arith");
+    assert_eq!(with("all", "rust-decimal"), "arith,case,cc,cflags", "the integer cases run in C");
+    assert_eq!(kept(&[("case", "int"), ("cc", ""), ("cflags", "-O2")]), "case", "no compiler given");
 }

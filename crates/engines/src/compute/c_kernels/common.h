@@ -1,5 +1,5 @@
-/* racehorse compute: shared declarations of the C integer kernels (the same algorithms,
- * inputs and checksums as the Rust kernels in ../int_*.rs). */
+/* racehorse compute: shared declarations of the C kernels (the same algorithms, inputs and
+ * checksums as the Rust kernels in ../int_*.rs; telco's forms as ../telco.rs's bill). */
 #ifndef RH_COMMON_H
 #define RH_COMMON_H
 #include <stdint.h>
@@ -36,5 +36,21 @@ int k_nqueens(uint64_t reps, uint64_t *sum);
 int k_des(uint64_t reps, uint64_t *sum);
 int k_sieve(uint64_t reps, uint64_t *sum);
 int k_bignum(uint64_t reps, uint64_t *sum);
+
+/* The floating-point cases (fp.c, fp_linalg.c) check their own results; the checksum is
+ * the bits of the last value. */
+int k_nbody(uint64_t reps, uint64_t *sum);
+int k_stencil(uint64_t reps, uint64_t *sum);
+int k_spectral(uint64_t reps, uint64_t *sum);
+int k_lu(uint64_t reps, uint64_t *sum);
+int k_fft(uint64_t reps, uint64_t *sum);
+int k_montecarlo(uint64_t reps, uint64_t *sum);
+
+/* telco (telco.c): `reps` billing passes of INPUT into OUTPUT; the checksum folds each
+ * pass's sums in cents. The decimal64 form exists only when compiled with -DRH_DECIMAL64. */
+int k_telco_double(uint64_t reps, const char *input, const char *output, uint64_t *sum);
+#ifdef RH_DECIMAL64
+int k_telco_decimal64(uint64_t reps, const char *input, const char *output, uint64_t *sum);
+#endif
 
 #endif
