@@ -8,7 +8,6 @@
 use crate::compare::{metric_compare, CompareOptions, MetricCompare, WorkloadTable};
 use crate::model::{Group, Metric};
 use racehorse_core::{CellResult, Direction};
-use racehorse_stats::benjamini_hochberg;
 use serde::Serialize;
 
 /// The percentiles compared per operation.
@@ -212,23 +211,13 @@ fn query_times(
 /// Benjamini–Hochberg over the tested items of each new side (the items' own family).
 pub fn correct_items(tables: &mut [WorkloadTable], sides: usize, alpha: f64) {
     for side in 0..sides {
-        let mut items: Vec<&mut MetricCompare> = tables
+        let items: Vec<&mut MetricCompare> = tables
             .iter_mut()
             .flat_map(|t| t.rows.iter_mut())
             .filter_map(|r| r.sides.get_mut(side)?.as_mut())
             .flat_map(|c| c.items.iter_mut().map(|i| &mut i.cmp))
             .collect();
-        let p: Vec<f64> = items.iter().filter(|m| m.tested()).map(|m| m.p_value.unwrap_or(1.0)).collect();
-        let mut q = benjamini_hochberg(&p).into_iter();
-        for m in items.iter_mut() {
-            if m.tested() {
-                m.q_value = q.next();
-                m.significant = m.q_value.map(|q| q <= alpha);
-            } else {
-                m.q_value = None;
-                m.significant = None;
-            }
-        }
+        crate::verdicts::correct_family(items, alpha);
     }
 }
 

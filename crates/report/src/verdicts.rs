@@ -6,29 +6,36 @@ use crate::compare::{Comparison, MetricCompare, WorkloadTable};
 use racehorse_stats::benjamini_hochberg;
 use serde::Serialize;
 
+/// Benjamini–Hochberg over one family of tests: each tested comparison gets its q-value and
+/// is significant when that is at most `alpha`; the others are not judged (None). The four
+/// metrics of a side are one family, its latency and engine figures another (items.rs).
+pub fn correct_family(mut family: Vec<&mut MetricCompare>, alpha: f64) {
+    let p: Vec<f64> = family.iter().filter(|m| m.tested()).map(|m| m.p_value.unwrap_or(1.0)).collect();
+    let mut q = benjamini_hochberg(&p).into_iter();
+    for m in family.iter_mut() {
+        if m.tested() {
+            m.q_value = q.next();
+            m.significant = m.q_value.map(|q| q <= alpha);
+        } else {
+            m.q_value = None;
+            m.significant = None;
+        }
+    }
+}
+
 /// Replaces each metric's single-test significance with the corrected one, per new side:
 /// the tested metrics (an interval, not noisy, not below resolution) of every point get a
 /// Benjamini–Hochberg q-value and are significant when it is at most `alpha` (1 − level);
 /// every other metric is not judged (None).
 pub fn correct(tables: &mut [WorkloadTable], sides: usize, alpha: f64) {
     for side in 0..sides {
-        let mut metrics: Vec<&mut MetricCompare> = tables
+        let metrics: Vec<&mut MetricCompare> = tables
             .iter_mut()
             .flat_map(|t| t.rows.iter_mut())
             .filter_map(|r| r.sides.get_mut(side)?.as_mut())
             .flat_map(|c| c.metrics.iter_mut())
             .collect();
-        let p: Vec<f64> = metrics.iter().filter(|m| m.tested()).map(|m| m.p_value.unwrap_or(1.0)).collect();
-        let mut q = benjamini_hochberg(&p).into_iter();
-        for m in metrics.iter_mut() {
-            if m.tested() {
-                m.q_value = q.next();
-                m.significant = m.q_value.map(|q| q <= alpha);
-            } else {
-                m.q_value = None;
-                m.significant = None;
-            }
-        }
+        correct_family(metrics, alpha);
     }
 }
 
