@@ -20,6 +20,7 @@ command -v mkfs.btrfs >/dev/null 2>&1 || need_pkgs+=(btrfs-progs)
 # (tests/volume_cli.rs; where it has not, the test checks that the run says so).
 command -v lvm >/dev/null 2>&1 || need_pkgs+=(lvm2)
 command -v mdadm >/dev/null 2>&1 || need_pkgs+=(mdadm)
+command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
 # --profile samples with perf (tests/profile_cli.rs).
 command -v perf >/dev/null 2>&1 || need_pkgs+=(linux-perf)
 # The oltp and analytics engines run a throw-away PostgreSQL cluster and the sysbench adapter.
