@@ -351,8 +351,7 @@ fn execute_plan(cli: &Cli, a: &RunArgs, store: &Store, req: &RunRequest, signals
         );
     }
     let (run_id, outcome) = (report.run_id, &report.outcome);
-    cmd_show::print_run(store, &run_id.to_string(), Default::default(), false)?;
-    cmd_show::print_areas(store, &run_id.to_string())?;
+    cmd_show::print_finished_run(store, &run_id.to_string())?;
     eprintln!(
         "run {run_id} ({}): {} — {} ok, {} failed",
         req.label,

@@ -47,33 +47,34 @@ pub fn list(cli: &Cli, json: bool) -> CmdResult {
     Ok(0)
 }
 
-/// The model of run `key`, which the per-area table renders.
-fn run_model(store: &Store, key: &str) -> Result<RunReport, Failure> {
+/// Run `key`'s cells and the report's model of them, read once for what is printed of it.
+fn run_model(store: &Store, key: &str) -> Result<(Side, RunReport), Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
     let side = Side::whole(run, cells);
-    Ok(run_report(&side, CompareOptions::default().noisy_cv, &area_of))
-}
-
-/// The per-area table of a run that covers several areas (the end of `run quick`).
-pub fn print_areas(store: &Store, key: &str) -> Result<(), Failure> {
-    if let Some(text) = racehorse_report::runareas::areas_text(&run_model(store, key)?) {
-        print!("{text}");
-    }
-    Ok(())
+    let report = run_report(&side, CompareOptions::default().noisy_cv, &area_of);
+    Ok((side, report))
 }
 
 /// Prints one run as `racehorse show` does: the report's model of the run as terminal text,
 /// or with `json` as the `racehorse-show` JSON document (nothing else on stdout).
 pub fn print_run(store: &Store, key: &str, opts: ShowOptions, json: bool) -> Result<(), Failure> {
-    let run = store.resolve_run(key).map_err(Failure::usage)?;
-    let cells = store.run_cells(run.id).context("reading cells")?;
-    let side = Side::whole(run, cells);
-    let report = run_report(&side, CompareOptions::default().noisy_cv, &area_of);
+    let (side, report) = run_model(store, key)?;
     if json {
         print!("{}", show_json(&report, &side.cells));
     } else {
         print!("{}", show_text_with(&report, &side.cells, opts));
+    }
+    Ok(())
+}
+
+/// What ends `racehorse run`: the run as `show` prints it, then, for a run across several
+/// areas (the `quick` tour), the per-area table.
+pub fn print_finished_run(store: &Store, key: &str) -> Result<(), Failure> {
+    let (side, report) = run_model(store, key)?;
+    print!("{}", show_text_with(&report, &side.cells, ShowOptions::default()));
+    if let Some(text) = racehorse_report::runareas::areas_text(&report) {
+        print!("{text}");
     }
     Ok(())
 }

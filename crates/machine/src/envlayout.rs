@@ -43,15 +43,7 @@ fn slaves(root: &SysRoot, disk: &str) -> Vec<LayoutMember> {
 /// One member and the queue of its whole disk (a partition's parent).
 fn member(root: &SysRoot, name: String) -> LayoutMember {
     let block = root.sys("block");
-    let disk = if block.join(&name).exists() {
-        Some(name.clone())
-    } else {
-        std::fs::read_dir(&block).ok().and_then(|rd| {
-            rd.filter_map(Result::ok)
-                .find(|e| e.path().join(&name).is_dir())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-        })
-    };
+    let disk = crate::envprobe::disk_of(root, &format!("/dev/{name}"));
     let q = disk.map(|d| block.join(d).join("queue"));
     let q = q.as_deref();
     LayoutMember {

@@ -172,7 +172,7 @@ fn described(v: &Variant, dir: &Path, set: &mut Settings) {
 }
 
 /// A word for `sh -c`: single-quoted, with single quotes escaped.
-fn sh_quote(text: &str) -> String {
+pub(crate) fn sh_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 

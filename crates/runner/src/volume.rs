@@ -8,6 +8,7 @@
 //! restore`). Devices that hold a filesystem, a partition table or any other signature are
 //! refused unless the volume says `destructive = true`.
 
+use crate::apply::sh_quote as q;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -88,24 +89,12 @@ impl RawVolume {
     }
 }
 
-/// "64k" → 65536: a power of two from 4 KiB to 16 MiB.
+/// "64k" → 65536: a power of two from 4 KiB to 16 MiB (sizes as the engines' options read them).
 fn stripe_value(text: &str) -> Result<u64, String> {
-    let t = text.trim().to_ascii_lowercase();
-    let (num, mul) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('m') => (&t[..t.len() - 1], 1 << 20),
-        _ => (t.as_str(), 1),
-    };
-    let bytes = num.parse::<u64>().ok().and_then(|n| n.checked_mul(mul));
-    match bytes {
+    match racehorse_engines::options::parse_size(text) {
         Some(b) if b.is_power_of_two() && (4096..=16 << 20).contains(&b) => Ok(b),
         _ => Err(format!("volume.stripe_size '{text}': a power of two from 4k to 16m")),
     }
-}
-
-/// A word for `sh -c`: single-quoted, with single quotes escaped.
-fn q(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 impl VolumeSpec {
