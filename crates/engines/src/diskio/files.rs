@@ -71,14 +71,15 @@ pub fn check_fits(cfg: &DiskConfig) -> Result<(), EngineError> {
 impl TestFiles {
     /// Gives every file the state of the cell's `layout` (untimed): written fully and
     /// fsynced, fallocated, sparse, or absent; then the cache state the phase expects:
-    /// evicted for cold reads and direct I/O, read once for reread.
+    /// evicted, as fio's `invalidate=1` does, for every phase but rewrite and reread (which
+    /// find the file as the previous phase left it), read once for reread.
     pub fn prepare(&self, cfg: &DiskConfig) -> Result<(), EngineError> {
         let device = self.dir.is_none();
         for p in &self.paths {
             if !device {
                 lay_out(p, cfg.layout, cfg.size_bytes)?;
             }
-            if !device && cfg.layout == FileState::Written && (cfg.phase.cold() || cfg.direct) {
+            if !device && cfg.layout == FileState::Written && cfg.phase.starts_uncached() {
                 let f = open_file(p, OpenMode::default())?;
                 evict_from_cache(&f, p)?;
             }
@@ -89,13 +90,16 @@ impl TestFiles {
         Ok(())
     }
 
-    /// What the files' extents add up to (FIEMAP): None on a block device or where the
-    /// filesystem cannot say. Files that do not exist (yet) count nothing.
+    /// What the files' extents add up to (FIEMAP) and how much of them the page cache holds
+    /// (mincore): None on a block device or where the filesystem cannot say. Files that do
+    /// not exist (yet) count nothing.
     pub fn allocation(&self) -> Option<Allocation> {
         self.dir.as_ref()?;
         let mut sum = Allocation::default();
         for p in self.paths.iter().filter(|p| p.exists()) {
-            let a = std::fs::File::open(p).and_then(|f| allocation(&f)).ok()?;
+            let f = std::fs::File::open(p).ok()?;
+            let a = allocation(&f).ok()?;
+            sum.cached_bytes += crate::support::residency::cached_bytes(&f).ok()?;
             sum.mapped_bytes += a.mapped_bytes;
             sum.unwritten_bytes += a.unwritten_bytes;
             sum.extents += a.extents;

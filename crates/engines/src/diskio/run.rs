@@ -268,6 +268,7 @@ impl Workload for DiskCell {
         if let Some(a) = self.start_allocation {
             rec.set_extra("layout_mapped_bytes", a.mapped_bytes as f64);
             rec.set_extra("layout_unwritten_bytes", a.unwritten_bytes as f64);
+            rec.set_extra("layout_cached_bytes", a.cached_bytes as f64);
         }
         Ok(())
     }

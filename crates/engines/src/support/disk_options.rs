@@ -156,6 +156,15 @@ impl DiskPhase {
     pub fn cold(self) -> bool {
         matches!(self, DiskPhase::Read | DiskPhase::RandRead | DiskPhase::RandRw)
     }
+
+    /// A written file is evicted from the page cache before the window, as fio does by
+    /// default (`invalidate=1`); only rewrite and reread keep what the previous phase
+    /// cached. Random writes into a cached file are not only unlike fio's: on a kernel whose
+    /// page cache holds large folios (ext4 since 6.16), every 4 KiB write into the folios the
+    /// layout left walks their block heads, which cost diskio 2-10x fio's CPU per write.
+    pub fn starts_uncached(self) -> bool {
+        !matches!(self, DiskPhase::Rewrite | DiskPhase::Reread)
+    }
 }
 
 /// The path is a block device (a disk, partition or loop device).

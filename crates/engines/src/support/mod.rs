@@ -14,5 +14,6 @@ pub mod oltp_options;
 pub mod path;
 pub mod pg;
 pub mod proc_tree;
+pub mod residency;
 pub mod rng;
 pub mod sqlite;
