@@ -31,6 +31,10 @@ command -v sysbench >/dev/null 2>&1 || need_pkgs+=(sysbench)
 command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
 command -v strip >/dev/null 2>&1 || need_pkgs+=(binutils)
+# Cells in KVM guests (tests/kvm_cli.rs): QEMU and a Debian kernel for the guest image,
+# which racehorse builds at run time from /boot and its own binary (nothing is downloaded).
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need_pkgs+=(qemu-system-x86)
+ls /boot/vmlinuz-* >/dev/null 2>&1 || need_pkgs+=(linux-image-cloud-amd64)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

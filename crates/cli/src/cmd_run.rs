@@ -62,6 +62,15 @@ fn flag_options(a: &RunArgs) -> Result<crate::shortcuts::OptionValues, Failure> 
 /// Applies command-line option values to every workload of the suite that has the option.
 fn apply_options(suite: &mut Suite, opts: &[(String, Vec<String>)]) -> Result<(), Failure> {
     for (name, raw) in opts {
+        if name == racehorse_runner::guest::WHERE {
+            let vals: Result<Vec<Value>, String> =
+                raw.iter().map(|r| racehorse_runner::guest::check_where(Value::Str(r.clone()))).collect();
+            let vals = vals.map_err(Failure::usage)?;
+            suite.workloads.iter_mut().for_each(|w| {
+                w.axes.insert(name.clone(), vals.clone());
+            });
+            continue;
+        }
         let mut used = false;
         for w in &mut suite.workloads {
             let Some(spec) = find(&w.engine).and_then(|e| e.options().iter().find(|o| o.name == name)) else {

@@ -89,6 +89,10 @@ fn main() -> ExitCode {
         std::process::exit(code);
     }
     racehorse_engines::enable_fresh_process();
+    // Process 1 of a KVM guest racehorse started (kernel command line `-- guest-init`).
+    if std::env::args().nth(1).as_deref() == Some("guest-init") {
+        std::process::exit(racehorse_runner::guest_init::main());
+    }
     let cli = parse_command_line();
     quiet_on_closed_pipe(&cli.command);
     let result = match &cli.command {

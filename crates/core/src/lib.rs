@@ -12,6 +12,7 @@ pub mod quality;
 pub mod result;
 pub mod rng;
 pub mod units;
+pub mod virt;
 
 pub use environment::Environment;
 pub use event::Event;
@@ -21,3 +22,4 @@ pub use profile::{Profile, ProfileEntry};
 pub use quality::CellQuality;
 pub use result::{CellResult, CellStatus, CpuMethod, CpuUsage, OpStats, RunStatus, SamplePoint, WorkloadCpu};
 pub use units::{Bytes, Direction, Nanos, WorkUnit};
+pub use virt::VirtCpu;

@@ -172,6 +172,10 @@ pub struct CellResult {
     /// Noise in the window and the figures below their resolution.
     #[serde(default)]
     pub quality: crate::CellQuality,
+    /// For a cell run inside a KVM guest (`where = "guest"`): the host's CPU split into
+    /// the guest's and the hypervisor's parts; None on bare metal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virt: Option<crate::virt::VirtCpu>,
 }
 
 impl CellResult {
@@ -230,6 +234,7 @@ impl CellResult {
             settings: Default::default(),
             profile: None,
             quality: Default::default(),
+            virt: None,
         }
     }
 }

@@ -14,7 +14,11 @@ use verify::{ChangeLog, Setting};
 mod commands;
 mod cpus;
 mod files;
+mod guests;
 mod verify;
+
+pub(crate) use guests::stop_guests;
+pub use guests::SavedGuest;
 
 /// Changes machine state and always puts it back.
 pub struct Guard {

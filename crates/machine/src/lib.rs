@@ -12,6 +12,7 @@ pub mod exclusivity;
 pub mod fixtures;
 pub mod guard;
 pub mod knobs;
+pub mod kvm;
 pub mod loadavg;
 pub mod lock;
 pub mod meminfo;

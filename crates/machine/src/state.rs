@@ -34,6 +34,9 @@ pub(crate) struct SavedState {
     /// A zram device made swap by `Guard::zram_swap`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zram: Option<crate::zram::SavedZram>,
+    /// Virtual machines (QEMU processes) started by `Guard::record_guest`, killed on restore.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guests: Vec<crate::guard::SavedGuest>,
 }
 
 /// One sysfs file changed by `Guard::set_files`.
@@ -58,6 +61,7 @@ impl SavedState {
             && self.files.is_empty()
             && self.commands.is_empty()
             && self.zram.is_none()
+            && self.guests.is_empty()
     }
 }
 
@@ -177,6 +181,8 @@ pub(crate) fn restore_saved(
 ) -> (Vec<String>, Option<MachineError>) {
     let mut done = Vec::new();
     let mut first_err = None;
+    // Guests first: nothing else may be put back under a virtual machine still running.
+    crate::guard::stop_guests(state, &mut done, &mut first_err);
     while let Some(cmd) = state.commands.pop() {
         match crate::shell::run_sh("after-command", &cmd, AFTER_FAILED) {
             Ok(()) => done.push(format!("ran after-command `{cmd}`")),

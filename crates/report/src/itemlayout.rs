@@ -24,6 +24,7 @@ pub fn latency_unit(max_ns: f64) -> (&'static str, f64) {
 fn figure_unit(unit: &str) -> (&str, f64) {
     match unit {
         "cpu_s/page" => ("µs/page", 1e6),
+        "cpu_s/unit" => ("µs/unit", 1e6),
         other => (other, 1.0),
     }
 }

@@ -69,6 +69,9 @@ fn cpu_per_page_moved(c: &CellResult) -> Option<f64> {
     (moved > 0.0 && resolved).then(|| (c.cpu.user_s + c.cpu.kernel_s) / moved)
 }
 
+/// A figure of every workload.
+const ANY: &str = "*";
+
 const FIGURES: &[FigureSpec] = &[
     FigureSpec {
         workload: "paging",
@@ -76,6 +79,29 @@ const FIGURES: &[FigureSpec] = &[
         unit: "cpu_s/page",
         direction: Direction::LowerIsBetter,
         value: cpu_per_page_moved,
+    },
+    // A cell run in a KVM guest: the host's CPU per unit in the seeds' three parts, for any
+    // workload (only sides with guest cells have them).
+    FigureSpec {
+        workload: ANY,
+        name: "Total CPU/unit (guest cell)",
+        unit: "cpu_s/unit",
+        direction: Direction::LowerIsBetter,
+        value: CellResult::virt_total_per_unit,
+    },
+    FigureSpec {
+        workload: ANY,
+        name: "Hypervisor CPU/unit",
+        unit: "cpu_s/unit",
+        direction: Direction::LowerIsBetter,
+        value: CellResult::virt_hypervisor_per_unit,
+    },
+    FigureSpec {
+        workload: ANY,
+        name: "Guest CPU/unit",
+        unit: "cpu_s/unit",
+        direction: Direction::LowerIsBetter,
+        value: CellResult::virt_guest_per_unit,
     },
     FigureSpec {
         workload: "paging",
@@ -164,7 +190,7 @@ pub fn item_compares(
             out.push(item(what, Direction::LowerIsBetter, values, below, noisy_window, opts));
         }
     }
-    for f in FIGURES.iter().filter(|f| f.workload == base.workload) {
+    for f in FIGURES.iter().filter(|f| f.workload == base.workload || f.workload == ANY) {
         let values = [base, new].map(|g| g.ok.iter().filter_map(|c| (f.value)(c)).collect::<Vec<f64>>());
         if values.iter().all(Vec::is_empty) {
             continue;

@@ -148,6 +148,9 @@ impl Runner {
         if self.drop_caches {
             guard.drop_caches().map_err(|e| EngineError::Failed(format!("dropping caches: {e}")))?;
         }
+        if crate::guest::wants_guest(&cell.spec) {
+            return crate::guest::measure(self, cell, guard, emit, result);
+        }
         let work_dir = Self::work_dir(&vs.work_root, cell);
         if engine.caps().needs_disk {
             Self::prepare_dir(&vs.work_root, &work_dir)?;
@@ -234,6 +237,7 @@ impl Runner {
         if let Some(p) = &profiler {
             hooks = p.hooks(hooks);
         }
+        hooks = crate::guest_init::signalled(hooks);
         let ctl = Control::new(cell.warmup, cell.runtime, self.clock.clone(), hooks, self.abort.clone());
         let rec = Recorder::new();
         let sampler = self.sample_interval.map(|i| Sampler::start(self.root.clone(), i));
@@ -372,7 +376,8 @@ const WARM_UP_MAX: Duration = Duration::from_secs(1);
 /// tables, CPU frequency and the engine's own first-use costs settle before anything counts.
 fn warm_up(runner: &Runner, plan: &Plan, guard: &mut Guard, p: &mut Progress) {
     let Some(first) = plan.cells.first() else { return };
-    if runner.abort.load(Ordering::Relaxed) {
+    // A guest boots fresh for each cell: warming the host up would only cost a boot.
+    if runner.abort.load(Ordering::Relaxed) || crate::guest::wants_guest(&first.spec) {
         return;
     }
     if p.variant.index != Some(first.variant) {
@@ -382,6 +387,12 @@ fn warm_up(runner: &Runner, plan: &Plan, guard: &mut Guard, p: &mut Progress) {
     cell.warmup = cell.warmup.min(WARM_UP_MAX);
     cell.runtime = cell.runtime.min(WARM_UP_MAX);
     runner.run_cell(&cell, guard, &mut |_| Ok(()), &p.variant);
+}
+
+/// Runs one cell with no variant and no sinks: the cell a guest was started for.
+pub(crate) fn run_alone(runner: &Runner, cell: &PlannedCell, guard: &mut Guard) -> CellResult {
+    let vs = InForce { work_root: runner.work_root.clone(), ..InForce::default() };
+    runner.run_cell(cell, guard, &mut |_| Ok(()), &vs)
 }
 
 /// Runs one cell, numbered as the next one, and hands its result to the sinks.

@@ -187,6 +187,12 @@ impl WorkloadEntry {
         let table = eng.options();
         let mut axes = BTreeMap::new();
         for (name, vals) in values {
+            if name == crate::guest::WHERE {
+                let checked: Result<Vec<Value>, String> =
+                    vals.into_iter().map(crate::guest::check_where).collect();
+                axes.insert(name, checked?);
+                continue;
+            }
             let spec =
                 table.iter().find(|o| o.name == name).ok_or_else(|| unknown_option(engine, &name, table))?;
             if vals.is_empty() {
@@ -217,7 +223,7 @@ impl WorkloadEntry {
 fn unknown_option(engine: &str, name: &str, table: &[OptionSpec]) -> String {
     let valid: Vec<&str> = table.iter().map(|o| o.name).collect();
     format!(
-        "workload '{engine}' has no option '{name}'; valid options: {} (and runtime, warmup, reps, cpus)",
+        "workload '{engine}' has no option '{name}'; valid options: {} (and runtime, warmup, reps, cpus, where)",
         valid.join(", ")
     )
 }

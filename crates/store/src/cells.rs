@@ -14,14 +14,14 @@ const CELL_INSERT: &str = "INSERT INTO cells (run_id, idx, workload, variant, re
      status, error, unit, units, window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, \
      cpu_steal_s, cpu_iowait_s, cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, \
      cpus_online, extra_json, finished_at_unix_s, settings_json, profile_json, outside_cpu_s, kthread_cpu_s, \
-     own_cpu_s, noisy, below_resolution_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
-     ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)";
+     own_cpu_s, noisy, below_resolution_json, virt_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
+     ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)";
 
 const CELL_SELECT: &str = "SELECT id, workload, variant, rep, params_json, status, error, unit, units, \
      window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, cpu_steal_s, cpu_iowait_s, \
      cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, cpus_online, extra_json, \
-     settings_json, profile_json, outside_cpu_s, kthread_cpu_s, own_cpu_s, noisy, below_resolution_json \
-     FROM cells WHERE run_id = ?1 ORDER BY idx, id";
+     settings_json, profile_json, outside_cpu_s, kthread_cpu_s, own_cpu_s, noisy, below_resolution_json, \
+     virt_json FROM cells WHERE run_id = ?1 ORDER BY idx, id";
 
 const SAMPLE_COLUMNS: &str = "t_ms, cpu_user_pct, cpu_kernel_pct, cpu_iowait_pct, cpu_steal_pct, \
      cpu_idle_pct, run_queue_tasks, blocked_tasks, mem_free_bytes, mem_cached_bytes, mem_dirty_bytes, \
@@ -201,6 +201,7 @@ pub(crate) fn insert_cell_row(
             cell.quality.own_cpu_s,
             cell.quality.noisy,
             serde_json::to_string(&cell.quality.below_resolution)?,
+            cell.virt.as_ref().map(serde_json::to_string).transpose()?,
         ],
     )?;
     Ok(tx.last_insert_rowid())
@@ -288,6 +289,11 @@ fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> 
         Ok(x) => x,
         Err(e) => return Ok(Err(format!("below_resolution_json: {e}"))),
     };
+    let virt_json: Option<String> = row.get(31)?;
+    let virt = match virt_json.as_deref().map(serde_json::from_str).transpose() {
+        Ok(x) => x,
+        Err(e) => return Ok(Err(format!("virt_json: {e}"))),
+    };
     let quality = CellQuality {
         outside_cpu_s: row.get(26)?,
         kthread_cpu_s: row.get(27)?,
@@ -326,6 +332,7 @@ fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> 
         settings,
         profile,
         quality,
+        virt,
     }))
 }
 

@@ -140,3 +140,33 @@ proptest! {
         prop_assert_eq!(back, vec![cell]);
     }
 }
+
+/// A cell run in a KVM guest keeps its CPU split through the store and an export/import.
+#[test]
+fn a_guest_cells_cpu_split_round_trips() {
+    let store = Store::open_in_memory().unwrap();
+    let run = store.create_run(&new_run("virt")).unwrap();
+    let mut cell = full_cell(1);
+    let (guest_s, hypervisor_s) = racehorse_core::VirtCpu::split(3.0, 2.5);
+    cell.virt = Some(racehorse_core::VirtCpu {
+        total_s: 3.0,
+        guest_s,
+        hypervisor_s,
+        qemu_s: 2.7,
+        vcpus: 2,
+        mem_mib: 512,
+        host_window: Nanos(2_000_000_000),
+        boot: Nanos(900_000_000),
+        ..Default::default()
+    });
+    store.insert_cell(run, 0, &cell).unwrap();
+    let back = store.run_cells(run).unwrap();
+    assert_eq!(back[0].virt, cell.virt);
+    let info = store.run(run).unwrap().unwrap();
+    let json = crate::export_json(&info, &back);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let per_unit = &doc["cells"][0]["virt"]["per_unit"];
+    assert!(per_unit["guest_s"].as_f64().is_some() && doc["cells"][0]["virt"]["boot_ns"] == 900_000_000);
+    let imported = crate::parse_export(&json).unwrap();
+    assert_eq!(imported.cells[0].virt, cell.virt);
+}

@@ -114,7 +114,26 @@ fn cell_json(cell: &CellResult) -> Json {
         "profile": cell.profile,
         "samples": cell.samples,
         "quality": quality_json(cell),
+        "virt": virt_json(cell),
     })
+}
+
+/// A guest cell's CPU split (null on bare metal) with its three parts per unit (null below
+/// resolution).
+fn virt_json(cell: &CellResult) -> Json {
+    let Some(v) = &cell.virt else { return Json::Null };
+    let mut out = serde_json::to_value(v).unwrap_or(Json::Null);
+    if let Some(map) = out.as_object_mut() {
+        map.insert(
+            "per_unit".into(),
+            json!({
+                "total_s": cell.virt_total_per_unit(),
+                "hypervisor_s": cell.virt_hypervisor_per_unit(),
+                "guest_s": cell.virt_guest_per_unit(),
+            }),
+        );
+    }
+    out
 }
 
 /// The cell's noise and resolution (additive in contract v1; see docs/formats.md).

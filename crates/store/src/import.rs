@@ -196,6 +196,9 @@ fn cell(c: &Json, without_histogram: &mut usize) -> std::result::Result<CellResu
             serde_json::from_value(c["samples"].clone()).map_err(|e| field("samples", e.to_string()))?;
     }
     out.quality = quality(&c["quality"])?;
+    if !c["virt"].is_null() {
+        out.virt = serde_json::from_value(c["virt"].clone()).map_err(|e| field("virt", e.to_string()))?;
+    }
     Ok(out)
 }
 

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
 /// Never edit a released step: append a new one (see docs/formats.md).
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -118,6 +118,10 @@ ALTER TABLE cells ADD COLUMN below_resolution_json TEXT NOT NULL DEFAULT '{}';
 ";
 
 /// The schema version recorded in the database.
+/// A cell run inside a KVM guest: its CPU split into Total, Guest and Hypervisor
+/// (`CellResult::virt` as JSON; NULL on bare metal).
+const V5: &str = "ALTER TABLE cells ADD COLUMN virt_json TEXT;";
+
 pub fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("PRAGMA user_version", [], |row| row.get(0))?)
 }

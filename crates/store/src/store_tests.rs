@@ -168,7 +168,9 @@ fn an_older_schema_is_read_through_a_copy_in_memory() {
         let store = Store::open(&path).unwrap();
         store.create_run(&crate::testutil::new_run("old")).unwrap();
         store.conn.pragma_update(None, "user_version", 3).unwrap();
-        for col in ["outside_cpu_s", "kthread_cpu_s", "own_cpu_s", "noisy", "below_resolution_json"] {
+        for col in
+            ["outside_cpu_s", "kthread_cpu_s", "own_cpu_s", "noisy", "below_resolution_json", "virt_json"]
+        {
             store.conn.execute_batch(&format!("ALTER TABLE cells DROP COLUMN {col};")).unwrap();
         }
     }
