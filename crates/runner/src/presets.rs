@@ -11,7 +11,7 @@
 //! - `standard`: `cpus` = 1..N;
 //! - `hotplug`: seed 003's client counts and plugd settings scaled by N/16 (see hotplug.toml);
 //! - `lmbench`: `level` = the cache levels sysfs lists, then main memory;
-//! - `java-heap-gc`: `warehouses` = N, `heap` = 64m + 32m per warehouse (tight) and four times
+//! - `java-heap-gc`: `warehouses` = N, `heap` = 32m + 48m per warehouse (tight) and four times
 //!   that (roomy).
 //!
 //! The others are the same on every machine.
@@ -96,9 +96,10 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 /// `java-heap-gc`'s tight heap: this much plus [`JAVA_HEAP_PER_WAREHOUSE_MIB`] per warehouse,
-/// about twice the program's live data; the roomy heap is four times the tight one.
-const JAVA_HEAP_BASE_MIB: i64 = 64;
-const JAVA_HEAP_PER_WAREHOUSE_MIB: i64 = 32;
+/// about twice the program's live data (10 MiB of items and about 25 MiB per warehouse: 36 MiB
+/// after a full collection at one warehouse); the roomy heap is four times the tight one.
+const JAVA_HEAP_BASE_MIB: i64 = 32;
+const JAVA_HEAP_PER_WAREHOUSE_MIB: i64 = 48;
 
 /// re-aim's ramp goes up to this many users per CPU (`reaim`'s `max_users`).
 const REAIM_USERS_PER_CPU: u32 = 64;

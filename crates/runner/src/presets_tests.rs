@@ -214,7 +214,7 @@ fn java_heap_gc_crosses_two_heaps_and_two_collectors_at_one_warehouse_per_cpu() 
     let s16 = preset("java-heap-gc", 16).unwrap().unwrap();
     assert_eq!(
         s16.workloads[0].axes["heap"],
-        [Value::Int(576 << 20), Value::Int(2304 << 20)],
+        [Value::Int(800 << 20), Value::Int(3200 << 20)],
         "the file's values"
     );
     let s = preset("java-heap-gc", 2).unwrap().unwrap();

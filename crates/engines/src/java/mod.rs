@@ -196,6 +196,21 @@ fn ramp_max(spec: &CellSpec) -> u64 {
     }
 }
 
+/// Refuses collector `gc` (a usage error, before the run) where `jdk`'s JVM does not start
+/// with it.
+fn refuse_missing_gc(jdk: &Jdk, gc: &str) -> Result<(), EngineError> {
+    let (flag, name) = gc_flag(gc);
+    match jdk.lacks_gc(name) {
+        None => Ok(()),
+        Some(why) => Err(EngineError::Usage(format!(
+            "java: gc={gc}, but the JVM {} ({}) does not start with {flag}: {why}; choose gc=g1, parallel or \
+             serial, or a JDK with it (ZGC: 15 or later on x86-64 or aarch64) through JAVA_HOME",
+            jdk.java.display(),
+            jdk.describe()
+        ))),
+    }
+}
+
 impl Engine for Java {
     fn info(&self) -> &'static EngineInfo {
         &INFO
@@ -205,17 +220,8 @@ impl Engine for Java {
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         let s = Setup::of(ctx)?;
-        let (_, name) = gc_flag(&s.gc);
         if s.gc == "zgc" {
-            let jdk = Jdk::find()?;
-            if let Some(why) = jdk.lacks_gc(name) {
-                return Err(EngineError::Usage(format!(
-                    "java: gc=zgc, but the JVM {} ({}) does not start with -XX:+UseZGC: {why}; choose gc=g1, \
-                     parallel or serial, or a JDK with ZGC (15 or later on x86-64 or aarch64) through JAVA_HOME",
-                    jdk.java.display(),
-                    jdk.describe()
-                )));
-            }
+            refuse_missing_gc(&Jdk::find()?, &s.gc)?;
         }
         Ok(())
     }

@@ -222,3 +222,25 @@ fn hugetlbfs_without_reserved_pages_fails_the_cell() {
     assert!(e.contains("large_pages=hugetlbfs") && e.contains("HugePages_Total"), "{e}");
     assert!(e.contains("vm.nr_hugepages"), "says what to do: {e}");
 }
+
+#[test]
+fn a_jdk_without_zgc_is_refused_before_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let java =
+        "#!/bin/sh\ncase \"$*\" in *UseZGC*) echo \"Unrecognized VM option 'UseZGC'\" >&2; exit 1;; esac\n\
+                echo '    java.runtime.version = 11.0.99-fake' >&2\necho '    java.vendor = Nobody' >&2\n";
+    for (name, text) in [("java", java), ("javac", "#!/bin/sh\n")] {
+        std::fs::write(bin.join(name), text).unwrap();
+        std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let jdk = Jdk::find_in(Some(home.path().to_path_buf()), Vec::new()).unwrap();
+    assert_eq!((jdk.version.as_str(), jdk.vendor.as_str()), ("11.0.99-fake", "Nobody"));
+    let e = refuse_missing_gc(&jdk, "zgc").unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, EngineError::Usage(_)), "{e:?}");
+    assert!(text.contains("Unrecognized VM option 'UseZGC'") && text.contains("choose gc=g1"), "{text}");
+    assert!(refuse_missing_gc(&jdk, "serial").is_ok(), "the fake JVM starts with the others");
+}
