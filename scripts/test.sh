@@ -26,6 +26,8 @@ command -v perf >/dev/null 2>&1 || need_pkgs+=(linux-perf)
 # The oltp and analytics engines run a throw-away PostgreSQL cluster and the sysbench adapter.
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_pkgs+=(postgresql)
 command -v sysbench >/dev/null 2>&1 || need_pkgs+=(sysbench)
+# The java engine compiles its workload with javac and runs it in a JVM (crates/engines/src/java).
+command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
 # The Debian package test (tests/deb_cli.rs) builds the .deb with scripts/build-deb.sh (dpkg-deb;
 # dpkg-shlibdeps for Depends; strip), installs it, asks `man -w racehorse` and purges it.
 command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)

@@ -12,6 +12,7 @@ mod fileserver_procs_cli;
 mod house_rules;
 mod import_cli;
 mod kvm_cli;
+mod java_cli;
 mod layout_cli;
 mod micro_cli;
 mod mix_cli;

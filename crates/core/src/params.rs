@@ -58,7 +58,7 @@ impl fmt::Display for Value {
 }
 
 /// Parameters that hold byte sizes (shown with k/m/g), besides names ending in `_bytes`.
-const SIZE_PARAMS: [&str; 6] = ["bs", "size", "file_size", "record_size", "region", "limit"];
+const SIZE_PARAMS: [&str; 7] = ["bs", "size", "file_size", "record_size", "region", "limit", "heap"];
 
 /// A parameter value as people write it: sizes that are whole KiB, MiB or GiB with their
 /// suffix (`bs=64k`, `size=2g`), everything else as stored. Keys and machine formats keep

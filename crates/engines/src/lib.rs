@@ -20,6 +20,7 @@ pub mod command;
 pub mod compute;
 pub mod diskio;
 pub mod fileserver;
+pub mod java;
 pub mod micro;
 pub mod mix;
 pub mod net;

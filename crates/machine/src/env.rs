@@ -68,7 +68,13 @@ pub fn capture(root: &SysRoot, targets: &[PathBuf]) -> Environment {
         freq_driver: envplatform::freq_driver(root),
         // Programs are looked up on the real PATH only: a fixture root has none of its own.
         compilers: if root.is_host() {
-            envplatform::compilers(&std::env::var("PATH").unwrap_or_default())
+            let path = std::env::var("PATH").unwrap_or_default();
+            let mut found = envplatform::compilers(&path);
+            let home = std::env::var("JAVA_HOME").ok();
+            if let Some(jdk) = envplatform::jdk(&path, home.as_deref()) {
+                found.insert("java".into(), jdk);
+            }
+            found
         } else {
             Default::default()
         },

@@ -1,7 +1,8 @@
 //! Probes for the platform part of the environment, the items a performance engineer checks
 //! first when two machines disagree (PTS's system table): the kernel command line, the CPU
 //! vulnerability mitigations in force, the microcode revision, the NUMA layout, the CPU
-//! frequency driver, and the versions of the compilers and runtimes on PATH.
+//! frequency driver, and the versions of the compilers and runtimes on PATH (the JDK from its
+//! `release` file).
 
 use crate::path::{find_in, is_executable};
 use crate::root::{read_trim, SysRoot};
@@ -15,8 +16,8 @@ use std::time::{Duration, Instant};
 /// Programs whose version is recorded when found on PATH: the C compilers the compute engine
 /// builds its kernels with. Each answers `--version` in milliseconds; runtimes that take
 /// a large part of a second to start (rustc behind rustup, java) are left out, so that
-/// capturing the environment does not delay the first window (the JDK of a Java cell
-/// belongs to that cell).
+/// capturing the environment does not delay the first window (the JDK is named from its
+/// `release` file instead, see [`jdk`], and each java cell records the JDK it ran).
 pub const COMPILERS: &[(&str, &str)] = &[("cc", "--version"), ("gcc", "--version"), ("clang", "--version")];
 
 /// How long one `--version` may take before it is given up (a wedged wrapper must not hold
@@ -90,6 +91,31 @@ pub fn compilers(path: &str) -> BTreeMap<String, String> {
             .collect();
         asks.into_iter().filter_map(|(name, ask)| Some((name.to_string(), ask.join().ok()??))).collect()
     })
+}
+
+/// The JDK a Java cell would use (`$JAVA_HOME`, else the `java` on `path`), as its `release`
+/// file names it: `17.0.15+6-Debian-1deb12u1 (Debian) /usr/lib/jvm/java-17-openjdk-amd64`.
+/// Reading a file takes microseconds where `java -version` takes a large part of a second, so
+/// the JDK is in every run's environment; None when there is no JDK or no `release` file.
+pub fn jdk(path: &str, java_home: Option<&str>) -> Option<String> {
+    let home = match java_home.filter(|h| !h.is_empty()) {
+        Some(h) => PathBuf::from(h),
+        None => {
+            let java = find_in(std::env::split_paths(path), "java", is_executable)?;
+            // bin/java (behind the alternatives' links) → its home.
+            std::fs::canonicalize(java).ok()?.parent()?.parent()?.to_path_buf()
+        }
+    };
+    let release = std::fs::read_to_string(home.join("release")).ok()?;
+    let field = |key: &str| {
+        release.lines().find_map(|l| {
+            let v = l.strip_prefix(key)?.strip_prefix('=')?;
+            Some(v.trim().trim_matches('"').to_string())
+        })
+    };
+    let version = field("JAVA_RUNTIME_VERSION").or_else(|| field("JAVA_VERSION"))?;
+    let vendor = field("IMPLEMENTOR").unwrap_or_else(|| "unknown vendor".into());
+    Some(format!("{version} ({vendor}) {}", home.display()))
 }
 
 /// The first non-empty line `exe flag` prints (stdout, else stderr, where java writes it),
@@ -180,5 +206,27 @@ mod tests {
         fake(b.path(), "cc", "echo 'cc 1'; exit 1");
         let found = compilers(&b.path().to_string_lossy());
         assert!(found.is_empty(), "a failing program records nothing, a missing one neither: {found:?}");
+    }
+
+    #[test]
+    fn the_jdk_is_named_by_its_release_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let bin = home.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::fs::write(bin.join("java"), "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(bin.join("java"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(jdk(&bin.to_string_lossy(), None), None, "no release file");
+        std::fs::write(
+            home.path().join("release"),
+            "IMPLEMENTOR=\"Debian\"\nJAVA_RUNTIME_VERSION=\"17.0.15+6-Debian-1deb12u1\"\nJAVA_VERSION=\"17.0.15\"\n",
+        )
+        .unwrap();
+        let real = std::fs::canonicalize(home.path()).unwrap();
+        let want = format!("17.0.15+6-Debian-1deb12u1 (Debian) {}", real.display());
+        assert_eq!(jdk(&bin.to_string_lossy(), None), Some(want), "found on PATH");
+        let by_home = jdk("", Some(&home.path().to_string_lossy())).unwrap();
+        assert!(by_home.starts_with("17.0.15+6-Debian-1deb12u1 (Debian) "), "{by_home}");
+        assert_eq!(jdk("", None), None, "nothing on an empty PATH");
     }
 }

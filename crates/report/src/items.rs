@@ -1,9 +1,10 @@
 //! Per-item comparisons of one matched point, beside its four metrics: the latency
 //! percentiles (p50, p90, p99) of every operation, and the engines' own figures that the
 //! seeds compare (analytics' time per query, paging's CPU per page moved and moves per
-//! touch). Each is compared like a metric — ratio new/base, gain with + = better, interval,
-//! and significance after a Benjamini–Hochberg correction over the items of one new side (a
-//! family of its own, so that many latencies do not dilute the metrics' tests).
+//! touch, java's GC and JIT figures). Each is compared like a metric — ratio new/base, gain
+//! with + = better, interval, and significance after a Benjamini–Hochberg correction over
+//! the items of one new side (a family of its own, so that many latencies do not dilute the
+//! metrics' tests).
 
 use crate::compare::{metric_compare, CompareOptions, MetricCompare, WorkloadTable};
 use crate::model::{Group, Metric};
@@ -109,6 +110,48 @@ const FIGURES: &[FigureSpec] = &[
         unit: "moves/touch",
         direction: Direction::LowerIsBetter,
         value: |c| c.extra.get("moves_per_touch").copied(),
+    },
+    FigureSpec {
+        workload: "java",
+        name: "GC time in window",
+        unit: "ms",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("gc_time_ms").copied(),
+    },
+    FigureSpec {
+        workload: "java",
+        name: "GC pause time",
+        unit: "ms",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("gc_pause_ms").copied(),
+    },
+    FigureSpec {
+        workload: "java",
+        name: "longest GC pause",
+        unit: "ms",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("gc_pause_max_ms").copied(),
+    },
+    FigureSpec {
+        workload: "java",
+        name: "collections",
+        unit: "GCs",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("gc_count").copied(),
+    },
+    FigureSpec {
+        workload: "java",
+        name: "heap after GC",
+        unit: "MiB",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("gc_heap_after_mib").copied(),
+    },
+    FigureSpec {
+        workload: "java",
+        name: "JIT time in window",
+        unit: "ms",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("jit_ms").copied(),
     },
 ];
 

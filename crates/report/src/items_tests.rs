@@ -1,5 +1,5 @@
 //! Tests of what compare shows beyond the four metrics: latency percentiles, the engines'
-//! figures (paging, analytics per query), load ramps, IOzone's phase order, the seed-000
+//! figures (paging, java, analytics per query), load ramps, IOzone's phase order, the seed-000
 //! summary's areas and labels, and the charts built from them.
 
 use crate::charts::compare_charts;
@@ -114,6 +114,52 @@ fn paging_compares_cpu_per_page_moved_and_moves_per_touch() {
     assert!((moves.cmp.ratio.unwrap() - 0.5).abs() < 1e-9 && moves.cmp.gain_pct.unwrap() > 0.0);
     let text = compare_text(&c, View::default());
     assert!(text.contains("paging figures per point") && text.contains("µs/page"), "{text}");
+}
+
+fn java(id: i64, pause_ms: f64) -> Side {
+    let cells = (1..=3)
+        .map(|rep| {
+            let params = [("warehouses", Value::Int(2)), ("gc", Value::Str("g1".into()))];
+            let mut c = cell("java", &params, rep, WorkUnit::Transactions, 50_000.0, 0.01);
+            let w = 1.0 + 0.01 * f64::from(rep);
+            for (k, v) in [
+                ("gc_time_ms", 2.0 * pause_ms),
+                ("gc_pause_ms", pause_ms),
+                ("gc_pause_max_ms", pause_ms / 4.0),
+                ("gc_count", 8.0),
+                ("gc_heap_after_mib", 40.0),
+                ("jit_ms", 30.0),
+            ] {
+                c.extra.insert(k.into(), v * w);
+            }
+            c
+        })
+        .collect();
+    side(id, cells)
+}
+
+#[test]
+fn java_compares_its_gc_and_jit_figures_with_lower_as_better() {
+    let c = cmp(&java(1, 40.0), &java(2, 20.0));
+    let items = &c.tables[0].rows[0].sides[0].as_ref().unwrap().items;
+    let names: Vec<&str> = items.iter().map(|i| i.item.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "GC time in window",
+            "GC pause time",
+            "longest GC pause",
+            "collections",
+            "heap after GC",
+            "JIT time in window"
+        ]
+    );
+    let longest = &items[2];
+    assert!((longest.cmp.ratio.unwrap() - 0.5).abs() < 1e-9, "half the pause");
+    assert!(longest.cmp.gain_pct.unwrap() > 0.0, "a shorter pause is better");
+    assert!(items[3].cmp.gain_pct.unwrap().abs() < 1e-9, "as many collections");
+    let text = compare_text(&c, View::default());
+    assert!(text.contains("java figures per point") && text.contains("longest GC pause"), "{text}");
 }
 
 fn analytics(id: i64, q2_ms: f64) -> Side {

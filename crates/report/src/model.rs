@@ -396,8 +396,18 @@ pub fn split_params<'p>(all: impl Iterator<Item = &'p Params> + Clone) -> (Vec<S
 
 /// Parameters that count concurrent load, in order of preference: the x axis of scaling
 /// charts and the axis whose first point is the ramp-up in summaries.
-pub const LOAD_AXES: [&str; 9] =
-    ["clients", "procs", "processes", "threads", "jobs", "streams", "users", "tasks", "connections"];
+pub const LOAD_AXES: [&str; 10] = [
+    "clients",
+    "procs",
+    "processes",
+    "threads",
+    "jobs",
+    "streams",
+    "users",
+    "tasks",
+    "connections",
+    "warehouses",
+];
 
 /// The load axis among `names`, if any.
 pub fn load_axis(names: &[String]) -> Option<String> {

@@ -10,7 +10,9 @@
 //! - `quick-fileserver`, `reaim`: `cpus` = 1 and N; `reaim`'s `max_users` = 64 per CPU;
 //! - `standard`: `cpus` = 1..N;
 //! - `hotplug`: seed 003's client counts and plugd settings scaled by N/16 (see hotplug.toml);
-//! - `lmbench`: `level` = the cache levels sysfs lists, then main memory.
+//! - `lmbench`: `level` = the cache levels sysfs lists, then main memory;
+//! - `java-heap-gc`: `warehouses` = N, `heap` = 32m + 48m per warehouse (tight) and four times
+//!   that (roomy).
 //!
 //! The others are the same on every machine.
 
@@ -66,6 +68,11 @@ pub const PRESETS: &[(&str, &str)] = &[
         "compute-standard",
         "the compute suite in its standard sizes (5-30 s per case); 3 reps (~30 min)",
     ),
+    (
+        "java-heap-gc",
+        "seed 002's JVM study, small: the java warehouse mix at one warehouse per CPU under a tight and a roomy \
+         heap and two collectors (g1, parallel); 10 s windows after 5 s warm-up, 3 reps (~4 min on 2 CPUs)",
+    ),
 ];
 
 /// The CPU count the machine-dependent values in the preset files are written for (seed
@@ -85,7 +92,14 @@ const FILES: &[(&str, &str)] = &[
     ("reaim", include_str!("../presets/reaim.toml")),
     ("compute", include_str!("../presets/compute.toml")),
     ("compute-standard", include_str!("../presets/compute-standard.toml")),
+    ("java-heap-gc", include_str!("../presets/java-heap-gc.toml")),
 ];
+
+/// `java-heap-gc`'s tight heap: this much plus [`JAVA_HEAP_PER_WAREHOUSE_MIB`] per warehouse,
+/// about twice the program's live data (10 MiB of items and about 25 MiB per warehouse: 36 MiB
+/// after a full collection at one warehouse); the roomy heap is four times the tight one.
+const JAVA_HEAP_BASE_MIB: i64 = 32;
+const JAVA_HEAP_PER_WAREHOUSE_MIB: i64 = 48;
 
 /// re-aim's ramp goes up to this many users per CPU (`reaim`'s `max_users`).
 const REAIM_USERS_PER_CPU: u32 = 64;
@@ -154,6 +168,12 @@ fn fit(name: &str, f: &mut Fit, all: u32) -> Result<(), SuiteError> {
             f.map_axis("max_users", |_| vec![Value::Int(users)])?;
         }
         "hotplug" => fit_hotplug(f, all)?,
+        "java-heap-gc" => {
+            f.map_axis("warehouses", |_| vec![Value::Int(i64::from(all))])?;
+            let tight_mib = JAVA_HEAP_BASE_MIB + JAVA_HEAP_PER_WAREHOUSE_MIB * i64::from(all);
+            let heaps = [tight_mib, 4 * tight_mib].map(|m| Value::Str(format!("{m}m")));
+            f.map_axis("heap", |_| heaps.to_vec())?;
+        }
         "lmbench" => {
             let levels: Vec<Value> = micro_levels().into_iter().map(Value::Str).collect();
             f.map_axis("level", |_| levels.clone())?;

@@ -208,3 +208,32 @@ fn the_disk_presets_follow_their_seeds_methods() {
         assert_eq!(phases(&cfg, i), ["write", "rewrite", "read", "randwrite", "randread"], "seed 004's runs");
     }
 }
+
+#[test]
+fn java_heap_gc_crosses_two_heaps_and_two_collectors_at_one_warehouse_per_cpu() {
+    let s16 = preset("java-heap-gc", 16).unwrap().unwrap();
+    assert_eq!(
+        s16.workloads[0].axes["heap"],
+        [Value::Int(800 << 20), Value::Int(3200 << 20)],
+        "the file's values"
+    );
+    let s = preset("java-heap-gc", 2).unwrap().unwrap();
+    assert_eq!(s.workloads[0].axes["warehouses"], [Value::Int(2)], "one warehouse per CPU");
+    let p = crate::plan::Plan::expand(&s, 2, 2).unwrap();
+    let mut points: Vec<String> = p
+        .cells
+        .iter()
+        .filter(|c| c.spec.rep == 1)
+        .map(|c| format!("{} {}", c.spec.params["heap"], c.spec.params["gc"]))
+        .collect();
+    points.sort();
+    let (small, large) = ((128 << 20).to_string(), (512 << 20).to_string());
+    let want = [
+        format!("{small} g1"),
+        format!("{small} parallel"),
+        format!("{large} g1"),
+        format!("{large} parallel"),
+    ];
+    assert_eq!(points, want);
+    assert!(preset_text("java-heap-gc", 2).unwrap().contains("(java): warehouses = 2"));
+}

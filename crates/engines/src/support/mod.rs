@@ -9,6 +9,7 @@ pub mod disk_options;
 pub mod fd_limit;
 pub mod fiemap;
 pub mod forked;
+pub mod jdk;
 pub mod net_options;
 pub mod oltp_options;
 pub mod path;
