@@ -31,6 +31,10 @@ command -v sysbench >/dev/null 2>&1 || need_pkgs+=(sysbench)
 command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
 command -v strip >/dev/null 2>&1 || need_pkgs+=(binutils)
+# The jmh adapter runs a JMH benchmarks jar that maven builds from tests/fixtures/jmh-bench
+# (JMH from Maven Central) with a headless JDK (tests/jmh_cli.rs, scripts/build-jmh-bench.sh).
+command -v javac >/dev/null 2>&1 || need_pkgs+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need_pkgs+=(maven)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -42,6 +46,9 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The JMH benchmarks jar the jmh adapter's tests run, built once and cached (needs Maven Central
+# the first time; later runs reuse ~/.cache/racehorse/jmh-bench and ~/.m2).
+bash scripts/build-jmh-bench.sh >/dev/null
 # The integration tests drive the real binary: build it first (cargo test builds only test targets).
 cargo build --workspace --bins --quiet
 # Here the browser check and the tests that need fio and perf must run, not skip.

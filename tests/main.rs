@@ -11,6 +11,7 @@ mod disk_cli;
 mod fileserver_procs_cli;
 mod house_rules;
 mod import_cli;
+mod jmh_cli;
 mod layout_cli;
 mod micro_cli;
 mod mix_cli;

@@ -22,6 +22,7 @@ static ENGINES: &[&dyn Engine] = &[
     &crate::adapters::iperf3::Iperf3,
     &crate::mix::Mix,
     &crate::compute::Compute,
+    &crate::adapters::jmh::Jmh,
     &crate::null::Null,
 ];
 
