@@ -253,7 +253,13 @@ fn setup(ctx: &CellContext) -> Result<Setup, EngineError> {
 impl Setup {
     /// JMH's command line (after `java`), its JSON result written to `result`.
     fn args(&self, result: &Path) -> Vec<String> {
-        let ms = |d: Duration| format!("{}ms", d.as_millis().max(1));
+        let ms = |d: Duration| {
+            if d.as_micros() % 1000 == 0 {
+                format!("{}ms", d.as_millis())
+            } else {
+                format!("{}us", d.as_micros())
+            }
+        };
         let mut a: Vec<String> =
             vec!["-jar".into(), self.jar.display().to_string(), list::exact_pattern(&self.benchmark)];
         for (flag, value) in [

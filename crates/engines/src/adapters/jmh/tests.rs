@@ -159,6 +159,8 @@ fn jmh_is_asked_for_exactly_the_cells_settings() {
     );
     assert!(a.contains("-foe true -rf json -rff /w/r.json -tu ns -p size=64 -prof gc -jvmArgsAppend -Xmx256m -XX:+UseSerialGC"), "{a}");
     assert!(s.limit() >= Duration::from_secs(120), "a minute per fork at least");
+    let fine = Setup { iteration_time: Duration::from_micros(1500), ..s };
+    assert!(fine.args(Path::new("r.json")).join(" ").contains("-r 1500us"), "no rounding to whole ms");
 }
 
 #[test]
