@@ -65,9 +65,12 @@ fn jmh_stores_the_score_unit_error_and_cpu_per_op_of_one_benchmark_per_cell() {
         assert_eq!(c["settings"]["jmh_benchmark"], "racehorse.bench.Mix.xorshift", "{c}");
         let window = num(c, &["window_s"]);
         // The window is the 3 measured iterations of 300 ms, as JMH's host VM reports their
-        // start and end; on a loaded machine either report may come up to ~0.2 s late. Opening
-        // at the fork's start (JVM start-up and warm-up inside) or at iteration 2 would not fit.
-        assert!((0.6..1.4).contains(&window), "window {window} s for 3 x 300 ms: {c}");
+        // start and end. On a quiet machine that is within milliseconds: opening at the fork's
+        // start (JVM start-up and warm-up inside) or at iteration 2 would not fit. On a loaded
+        // one (a noisy cell) either report was seen up to ~0.4 s late, so only gross errors show.
+        let noisy = c["quality"]["noisy"].as_bool() == Some(true);
+        let fits = if noisy { 0.4..2.0 } else { 0.85..1.3 };
+        assert!(fits.contains(&window), "window {window} s for 3 x 300 ms (noisy: {noisy}): {c}");
         let (score, error) = (num(c, &["extra", "jmh_score"]), num(c, &["extra", "jmh_score_error"]));
         assert!(score > 0.0 && error >= 0.0, "{c}");
         let tput = num(c, &["throughput_per_s"]);

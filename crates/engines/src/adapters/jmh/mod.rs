@@ -254,7 +254,7 @@ impl Setup {
     /// JMH's command line (after `java`), its JSON result written to `result`.
     fn args(&self, result: &Path) -> Vec<String> {
         let ms = |d: Duration| {
-            if d.as_micros() % 1000 == 0 {
+            if d.as_micros().is_multiple_of(1000) {
                 format!("{}ms", d.as_millis())
             } else {
                 format!("{}us", d.as_micros())
