@@ -37,6 +37,9 @@ command -v strip >/dev/null 2>&1 || need_pkgs+=(binutils)
 # which racehorse builds at run time from /boot and its own binary (nothing is downloaded).
 command -v qemu-system-x86_64 >/dev/null 2>&1 || need_pkgs+=(qemu-system-x86)
 ls /boot/vmlinuz-* >/dev/null 2>&1 || need_pkgs+=(linux-image-cloud-amd64)
+# The jmh adapter runs a JMH benchmarks jar that maven builds from tests/fixtures/jmh-bench
+# (JMH from Maven Central) with the headless JDK (tests/jmh_cli.rs, scripts/build-jmh-bench.sh).
+command -v mvn >/dev/null 2>&1 || need_pkgs+=(maven)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -48,6 +51,9 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The JMH benchmarks jar the jmh adapter's tests run, built once and cached (needs Maven Central
+# the first time; later runs reuse ~/.cache/racehorse/jmh-bench and ~/.m2).
+bash scripts/build-jmh-bench.sh >/dev/null
 # The integration tests drive the real binary: build it first (cargo test builds only test targets).
 cargo build --workspace --bins --quiet
 # Here the browser check and the tests that need fio and perf must run, not skip.

@@ -23,6 +23,7 @@ static ENGINES: &[&dyn Engine] = &[
     &crate::mix::Mix,
     &crate::compute::Compute,
     &crate::java::Java,
+    &crate::adapters::jmh::Jmh,
     &crate::null::Null,
 ];
 

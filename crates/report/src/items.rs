@@ -1,10 +1,10 @@
 //! Per-item comparisons of one matched point, beside its four metrics: the latency
 //! percentiles (p50, p90, p99) of every operation, and the engines' own figures that the
 //! seeds compare (analytics' time per query, paging's CPU per page moved and moves per
-//! touch, java's GC and JIT figures). Each is compared like a metric — ratio new/base, gain
-//! with + = better, interval, and significance after a Benjamini–Hochberg correction over
-//! the items of one new side (a family of its own, so that many latencies do not dilute the
-//! metrics' tests).
+//! touch, java's GC and JIT figures, JMH's score). Each is compared like a metric — ratio
+//! new/base, gain with + = better, interval, and significance after a Benjamini–Hochberg
+//! correction over the items of one new side (a family of its own, so that many latencies do
+//! not dilute the metrics' tests).
 
 use crate::compare::{metric_compare, CompareOptions, MetricCompare, WorkloadTable};
 use crate::model::{Group, Metric};
@@ -152,6 +152,21 @@ const FIGURES: &[FigureSpec] = &[
         unit: "ms",
         direction: Direction::LowerIsBetter,
         value: |c| c.extra.get("jit_ms").copied(),
+    },
+    // JMH's own score, in one unit per direction whatever unit the benchmark printed.
+    FigureSpec {
+        workload: "jmh",
+        name: "JMH score",
+        unit: "ops/s",
+        direction: Direction::HigherIsBetter,
+        value: |c| c.extra.get("jmh_ops_per_s").copied(),
+    },
+    FigureSpec {
+        workload: "jmh",
+        name: "JMH score",
+        unit: "ns/op",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("jmh_ns_per_op").copied(),
     },
 ];
 

@@ -1,5 +1,5 @@
 //! Tests of what compare shows beyond the four metrics: latency percentiles, the engines'
-//! figures (paging, java, analytics per query), load ramps, IOzone's phase order, the seed-000
+//! figures (paging, java, analytics per query, JMH's score), load ramps, IOzone's phase order, the seed-000
 //! summary's areas and labels, and the charts built from them.
 
 use crate::charts::compare_charts;
@@ -338,4 +338,43 @@ fn micro_tables_of_two_units_get_distinct_summary_rows() {
             ("Kernel functions", "micro bench=fork,syscall".to_string())
         ]
     );
+}
+
+/// JMH cells whose own score is `score` in `extra` (`jmh_ops_per_s` or `jmh_ns_per_op`).
+fn jmh(id: i64, extra: &str, score: f64) -> Side {
+    let cells = (1..=3)
+        .map(|rep| {
+            let mut c = cell(
+                "jmh",
+                &[("benchmark", Value::Str("Mix.xorshift".into()))],
+                rep,
+                WorkUnit::Ops,
+                1e6,
+                0.01,
+            );
+            c.extra.insert(extra.into(), score * (1.0 + 0.01 * f64::from(rep)));
+            c
+        })
+        .collect();
+    side(id, cells)
+}
+
+#[test]
+fn jmh_compares_its_own_score_in_its_direction() {
+    let c = cmp(&jmh(1, "jmh_ops_per_s", 1e8), &jmh(2, "jmh_ops_per_s", 2e8));
+    let items = &c.tables[0].rows[0].sides[0].as_ref().unwrap().items;
+    let score = items.iter().find(|i| i.item == "JMH score").expect("JMH score");
+    assert_eq!(score.unit, "ops/s");
+    assert!(
+        (score.cmp.ratio.unwrap() - 2.0).abs() < 1e-9 && score.cmp.gain_pct.unwrap() > 0.0,
+        "more ops/s is better"
+    );
+    let c = cmp(&jmh(1, "jmh_ns_per_op", 10.0), &jmh(2, "jmh_ns_per_op", 20.0));
+    let items = &c.tables[0].rows[0].sides[0].as_ref().unwrap().items;
+    let score = items.iter().find(|i| i.item == "JMH score").expect("JMH score");
+    assert_eq!(score.unit, "ns/op");
+    assert!(score.cmp.gain_pct.unwrap() < 0.0, "more ns per op is worse");
+    assert_eq!(items.iter().filter(|i| i.item == "JMH score").count(), 1, "one score per point");
+    let text = compare_text(&c, View::default());
+    assert!(text.contains("jmh figures per point") && text.contains("ns/op"), "{text}");
 }

@@ -1,5 +1,5 @@
 //! Adapters: engines that run an external tool and store its results in our form (the real
-//! fio, dbench, iperf3 and sysbench). An adapter imports only the contract and
+//! fio, dbench, iperf3, sysbench, and a user's JMH benchmarks jar). An adapter imports only the contract and
 //! `crate::support`, never another engine: what it shares with its native counterpart lives
 //! in `support` (fio's option table is diskio's, `support::disk_options`; iperf3 runs net's
 //! cells, `support::net_options`; sysbench runs oltp's, `support::oltp_options`).
@@ -7,4 +7,5 @@
 pub mod dbench;
 pub mod fio;
 pub mod iperf3;
+pub mod jmh;
 pub mod sysbench;
