@@ -53,7 +53,8 @@ impl ItemCompare {
     }
 }
 
-/// An engine figure that compare shows per point.
+/// An engine figure that compare shows per point (`workload` "*": of any workload that
+/// records it).
 struct FigureSpec {
     workload: &'static str,
     name: &'static str,
@@ -83,6 +84,22 @@ const FIGURES: &[FigureSpec] = &[
         unit: "moves/touch",
         direction: Direction::LowerIsBetter,
         value: |c| c.extra.get("moves_per_touch").copied(),
+    },
+    // Paced cells (`rate`, `qos`; engines' support::pace): the latency percentile the QoS
+    // limits and the rate achieved.
+    FigureSpec {
+        workload: "*",
+        name: "QoS latency",
+        unit: "ms",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("qos_measured_ms").copied(),
+    },
+    FigureSpec {
+        workload: "*",
+        name: "paced rate achieved",
+        unit: "units/s",
+        direction: Direction::HigherIsBetter,
+        value: |c| c.extra.get("pace_achieved_per_s").copied(),
     },
 ];
 
@@ -164,7 +181,7 @@ pub fn item_compares(
             out.push(item(what, Direction::LowerIsBetter, values, below, noisy_window, opts));
         }
     }
-    for f in FIGURES.iter().filter(|f| f.workload == base.workload) {
+    for f in FIGURES.iter().filter(|f| f.workload == base.workload || f.workload == "*") {
         let values = [base, new].map(|g| g.ok.iter().filter_map(|c| (f.value)(c)).collect::<Vec<f64>>());
         if values.iter().all(Vec::is_empty) {
             continue;

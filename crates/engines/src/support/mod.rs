@@ -11,6 +11,7 @@ pub mod fiemap;
 pub mod forked;
 pub mod net_options;
 pub mod oltp_options;
+pub mod pace;
 pub mod path;
 pub mod pg;
 pub mod proc_tree;
