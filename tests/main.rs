@@ -19,6 +19,7 @@ mod micro_cli;
 mod mix_cli;
 mod net_cli;
 mod oltp_cli;
+mod pace_cli;
 mod paging_cli;
 mod plugd_cli;
 mod profile_cli;

@@ -82,6 +82,14 @@ fn apply_options(suite: &mut Suite, opts: &[(String, Vec<String>)]) -> Result<()
         }
         if !used {
             let names: Vec<&str> = suite.workloads.iter().map(|w| w.engine.as_str()).collect();
+            if name == "rate" || name == "qos" {
+                return Err(Failure::usage(format!(
+                    "no workload in this run can run paced (options rate and qos; workloads: {}); the engines \
+                     that can: {}",
+                    names.join(", "),
+                    racehorse_engines::paced_engines().join(", ")
+                )));
+            }
             return Err(Failure::usage(format!(
                 "no workload in this run has an option '{name}' (workloads: {}); see `racehorse workloads show NAME`",
                 names.join(", ")

@@ -33,12 +33,20 @@ pub struct Caps {
     pub changes_machine: bool,
     /// Runs an external program: it must be installed.
     pub external_tool: Option<Tool>,
+    /// Can run paced (`support::pace`): its option table ends with `rate` and `qos`, and
+    /// they are a usage error on every other engine.
+    pub paced: bool,
 }
 
 impl Caps {
     /// No needs at all (the base of `Caps { needs_disk: true, ..Caps::NONE }` in statics).
-    pub const NONE: Caps =
-        Caps { needs_disk: false, needs_peer: false, changes_machine: false, external_tool: None };
+    pub const NONE: Caps = Caps {
+        needs_disk: false,
+        needs_peer: false,
+        changes_machine: false,
+        external_tool: None,
+        paced: false,
+    };
 }
 
 /// How the values of a shortcut flag are read.

@@ -50,6 +50,22 @@ pub fn find(name: &str) -> Option<&'static dyn Engine> {
     ENGINES.iter().copied().find(|e| e.name() == name)
 }
 
+/// The engines that can run paced (`rate`, `qos`; see `support::pace`), by name.
+pub fn paced_engines() -> Vec<&'static str> {
+    ENGINES.iter().filter(|e| e.caps().paced).map(|e| e.name()).collect()
+}
+
+/// The usage error of `rate` or `qos` given to `engine`, which cannot pace; None for any other
+/// option name.
+pub fn pace_option_refused(engine: &str, option: &str) -> Option<String> {
+    (option == "rate" || option == "qos").then(|| {
+        format!(
+            "workload '{engine}' cannot run paced (options rate and qos); the engines that can: {}",
+            paced_engines().join(", ")
+        )
+    })
+}
+
 /// Checks that an engine can run here: first the generic checks its capabilities drive (its
 /// external tool is installed; loopback works for engines that talk to a peer; root for
 /// engines that change the machine, when `will_run`), then the engine's own [`Engine::check`].
@@ -101,6 +117,9 @@ mod tests {
             assert!(e.name().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
             for o in e.options() {
                 assert!(!o.help.is_empty(), "{}.{} has no help", e.name(), o.name);
+                if o.name == "qos" {
+                    assert!(e.caps().paced, "{}.qos: only engines with Caps::paced have it", e.name());
+                }
                 if !o.default.is_empty() {
                     assert!(
                         o.default_value().is_some(),
@@ -111,6 +130,12 @@ mod tests {
                     );
                 }
             }
+            if e.caps().paced {
+                let n = e.options().len();
+                let tail: Vec<&str> = e.options()[n.saturating_sub(2)..].iter().map(|o| o.name).collect();
+                assert_eq!(tail, ["rate", "qos"], "{} paces: its table ends with rate and qos", e.name());
+            }
         }
+        assert!(paced_engines().len() >= 4, "{:?}", paced_engines());
     }
 }

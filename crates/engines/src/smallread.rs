@@ -7,6 +7,7 @@
 
 use crate::info::{shortcuts, EngineInfo};
 use crate::support::direct_io::{open_file, AlignedBuf, OpenMode};
+use crate::support::pace::{self, PaceSpec, PaceTally, Pacer};
 use crate::{
     Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerMeter, Workload,
 };
@@ -15,9 +16,11 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 pub struct SmallRead;
+
+/// The option table with `rate` and `qos` (loads can be paced).
+static PACED_OPTIONS: [OptionSpec; OPTIONS.len() + 2] = pace::with_pace_options(OPTIONS);
 
 const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
@@ -88,8 +91,8 @@ static INFO: EngineInfo = EngineInfo {
         "seed 001's XEDIT loop: load a small file (open, read whole, close) again and again; transactions/s",
     area: "Disk I/O",
     unit: WorkUnit::Transactions,
-    caps: Caps { needs_disk: true, ..Caps::NONE },
-    options: OPTIONS,
+    caps: Caps { needs_disk: true, paced: true, ..Caps::NONE },
+    options: &PACED_OPTIONS,
     shortcuts: &[shortcuts::CLIENTS],
 };
 
@@ -98,10 +101,12 @@ impl Engine for SmallRead {
         &INFO
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
-        setup(ctx).map(|_| ())
+        setup(ctx)?;
+        PaceSpec::of(ctx).map(|_| ())
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         let s = setup(ctx)?;
+        let pace = PaceSpec::of(ctx)?;
         let content = AlignedBuf::new(s.size as usize)?;
         let mut files = Vec::new();
         for c in 0..s.clients {
@@ -115,13 +120,14 @@ impl Engine for SmallRead {
         }
         // The direct open is tried here, so a filesystem without O_DIRECT fails before the window.
         open_file(&files[0], OpenMode { direct: s.direct, ..OpenMode::default() })?;
-        Ok(Box::new(Cell { setup: s, files }))
+        Ok(Box::new(Cell { setup: s, files, pace }))
     }
 }
 
 struct Cell {
     setup: Setup,
     files: Vec<PathBuf>,
+    pace: PaceSpec,
 }
 
 /// One whole load of `path`; the bytes read.
@@ -146,16 +152,20 @@ impl Workload for Cell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
         let failed = AtomicBool::new(false);
         let error = std::sync::Mutex::new(None);
+        let tally = PaceTally::default();
         let driven = std::thread::scope(|scope| {
-            for path in &self.files {
-                let (s, failed, error) = (&self.setup, &failed, &error);
+            for (i, path) in self.files.iter().enumerate() {
+                let (s, failed, error, tally) = (&self.setup, &failed, &error, &tally);
+                let (pace, workers) = (&self.pace, self.files.len());
                 scope.spawn(move || {
                     let mut meter = WorkerMeter::new();
+                    let mut pacer = Pacer::new(pace, i, workers, ctl);
                     let outcome = AlignedBuf::new(s.bs as usize + s.misalign).and_then(|mut buf| {
                         while meter.tick(ctl) && !failed.load(Ordering::Relaxed) {
-                            let t0 = Instant::now();
+                            let Some(t0) = pacer.next(ctl, &mut meter) else { continue };
                             let bytes = load(path, s, &mut buf)?;
-                            meter.count(ctl, "load", t0.elapsed().as_nanos() as u64, 1.0, bytes, 0);
+                            let ns = pacer.done(ctl, &meter, t0);
+                            meter.count(ctl, "load", ns, 1.0, bytes, 0);
                         }
                         Ok(())
                     });
@@ -164,15 +174,18 @@ impl Workload for Cell {
                         error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
                     }
                     meter.finish(rec);
+                    pacer.finish(tally);
                 });
             }
             ctl.drive_window_until_failed(&failed)
         });
         // A worker's own error says more than "a worker failed".
-        match error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some(e) => Err(e),
-            None => driven,
+        if let Some(e) = error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
         }
+        driven?;
+        pace::record(rec, &self.pace, &tally, ctl);
+        Ok(())
     }
 }
 
@@ -192,6 +205,7 @@ mod tests {
         for o in OPTIONS {
             params.insert(o.name.into(), o.parse_text(o.default).expect("default"));
         }
+        // (rate and qos have no default: absent = flat out.)
         for (k, v) in opts {
             params.insert((*k).into(), v.clone());
         }
@@ -230,6 +244,28 @@ mod tests {
             );
             assert_eq!(t.latencies["load"].count, t.units as u64);
         }
+    }
+
+    #[test]
+    fn paced_loads_keep_their_rate_and_record_the_qos() {
+        let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
+        let opts = [
+            ("direct", Value::Bool(false)),
+            ("clients", Value::Int(2)),
+            ("rate", Value::Float(200.0)),
+            ("qos", Value::Str("p99<=10s".into())),
+        ];
+        let (res, t) = run(&ctx(dir.path(), &opts));
+        res.expect("run");
+        // 200/s over a 300 ms window: 60 loads, give or take the window's edges.
+        let achieved = t.extra["pace_achieved_per_s"];
+        assert!((170.0..=230.0).contains(&achieved), "{achieved}");
+        assert_eq!(t.extra["pace_target_per_s"], 200.0);
+        assert_eq!(t.extra["qos_held"], 1.0);
+        assert_eq!(t.latencies["load"].count as f64, t.units, "every load timed from its intended start");
+        let e =
+            SmallRead.validate(&ctx(dir.path(), &[("qos", Value::Str("p95".into()))])).expect_err("bad qos");
+        assert!(matches!(e, EngineError::Usage(_)) && e.to_string().contains("PERCENTILE<=DURATION"), "{e}");
     }
 
     #[test]

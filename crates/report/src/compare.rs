@@ -104,6 +104,8 @@ pub struct SideCell {
     pub outlier_reps: Vec<u32>,
     /// Repetitions of the new side that ran while other processes used the CPU.
     pub noisy_reps: Vec<NoisyRep>,
+    /// Repetitions of the new side whose quality of service failed (paced cells; kept).
+    pub qos_failed_reps: Vec<u32>,
     /// Latency percentiles per operation and the engine's own figures (analytics' queries,
     /// paging's CPU per page moved …), compared like the metrics.
     pub items: Vec<crate::items::ItemCompare>,
@@ -126,6 +128,8 @@ pub struct Row {
     pub base_outlier_reps: Vec<u32>,
     /// Repetitions of the base that ran while other processes used the CPU.
     pub base_noisy_reps: Vec<NoisyRep>,
+    /// Repetitions of the base whose quality of service failed (paced cells; kept).
+    pub base_qos_failed_reps: Vec<u32>,
     /// Per new side, in order; None when that side lacks the point.
     pub sides: Vec<Option<SideCell>>,
 }
@@ -386,6 +390,7 @@ fn build_tables(
                     base_not_ok: g.not_ok,
                     base_outlier_reps: g.outlier_reps(),
                     base_noisy_reps: g.noisy_reps(),
+                    base_qos_failed_reps: g.qos_failed_reps(),
                     sides: news.iter().map(|n| n.get(*k).map(|ng| side_cell(g, ng, opts))).collect(),
                 })
                 .collect();
@@ -416,7 +421,14 @@ fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions) -> SideCe
         })
         .collect();
     let items = crate::items::item_compares(base, new, noisy_window, opts);
-    SideCell { metrics, not_ok: new.not_ok, outlier_reps: new.outlier_reps(), noisy_reps, items }
+    SideCell {
+        metrics,
+        not_ok: new.not_ok,
+        outlier_reps: new.outlier_reps(),
+        noisy_reps,
+        qos_failed_reps: new.qos_failed_reps(),
+        items,
+    }
 }
 
 /// Compares one metric's repetitions as a single test: `significant` is the interval's own

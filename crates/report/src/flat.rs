@@ -58,6 +58,9 @@ pub struct FlatRecord {
     /// Repetitions that ran while other processes used the CPU, per side.
     pub base_noisy_reps: Vec<u32>,
     pub new_noisy_reps: Vec<u32>,
+    /// Repetitions of a paced point whose quality of service failed (`qos_held` = 0), per side.
+    pub base_qos_failed_reps: Vec<u32>,
+    pub new_qos_failed_reps: Vec<u32>,
 }
 
 /// Every record of a comparison, table by table, row by row, side by side.
@@ -101,6 +104,8 @@ pub fn flat_records(c: &Comparison) -> Vec<FlatRecord> {
                         new_outlier_reps: cell.outlier_reps.clone(),
                         base_noisy_reps: row.base_noisy_reps.iter().map(|r| r.rep).collect(),
                         new_noisy_reps: cell.noisy_reps.iter().map(|r| r.rep).collect(),
+                        base_qos_failed_reps: row.base_qos_failed_reps.clone(),
+                        new_qos_failed_reps: cell.qos_failed_reps.clone(),
                     });
                 }
             }

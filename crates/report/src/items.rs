@@ -54,7 +54,8 @@ impl ItemCompare {
     }
 }
 
-/// An engine figure that compare shows per point.
+/// An engine figure that compare shows per point (`workload` "*": of any workload that
+/// records it).
 struct FigureSpec {
     workload: &'static str,
     name: &'static str,
@@ -167,6 +168,22 @@ const FIGURES: &[FigureSpec] = &[
         unit: "ns/op",
         direction: Direction::LowerIsBetter,
         value: |c| c.extra.get("jmh_ns_per_op").copied(),
+    },
+    // Paced cells (`rate`, `qos`; engines' support::pace): the latency percentile the QoS
+    // limits and the rate achieved.
+    FigureSpec {
+        workload: ANY,
+        name: "QoS latency",
+        unit: "ms",
+        direction: Direction::LowerIsBetter,
+        value: |c| c.extra.get("qos_measured_ms").copied(),
+    },
+    FigureSpec {
+        workload: ANY,
+        name: "paced rate achieved",
+        unit: "units/s",
+        direction: Direction::HigherIsBetter,
+        value: |c| c.extra.get("pace_achieved_per_s").copied(),
     },
 ];
 

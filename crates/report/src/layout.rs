@@ -4,7 +4,7 @@
 
 use crate::compare::{Comparison, MetricCompare, Row, WorkloadTable};
 use crate::doc::{Block, Cell, Grid, Tone};
-use crate::model::{outlier_note, shown, Metric, SideInfo};
+use crate::model::{outlier_note, qos_note, shown, Metric, SideInfo};
 use crate::quality::{exclusivity_line, noisy_legend, noisy_note, BELOW_RES, NOISY_MARK};
 use crate::summary::range_text;
 use crate::units::{date, num, pct, ratio, unit_view};
@@ -39,11 +39,23 @@ fn legend(c: &Comparison) -> String {
          coefficient of variation above {:.0}%. {NOISY_MARK} = noisy: other processes used the CPU \
          during a repetition on either side (listed under the table); never significant, left out of \
          the summary. {BELOW_RES} = below the measurement's resolution, no figure. outlier #n = a \
-         repetition whose throughput lies far from the others' median; kept in every figure.",
+         repetition whose throughput lies far from the others' median; kept in every figure.{}",
         c.options.level * 100.0,
         c.options.ci_method.as_str(),
-        c.options.noisy_cv * 100.0
+        c.options.noisy_cv * 100.0,
+        if any_qos_failed(c) { QOS_LEGEND } else { "" }
     )
+}
+
+/// The legend's sentence on failed QoS, added when some point has one.
+const QOS_LEGEND: &str = " QoS failed #n = a paced repetition that missed its quality of service (its \
+                          latency limit or rate floor); compared like the others.";
+
+/// Whether any repetition on either side of any point failed its QoS.
+fn any_qos_failed(c: &Comparison) -> bool {
+    c.tables.iter().flat_map(|t| &t.rows).any(|r| {
+        !r.base_qos_failed_reps.is_empty() || r.sides.iter().flatten().any(|s| !s.qos_failed_reps.is_empty())
+    })
 }
 
 /// The text of one metric cell: `1.12 +12.0%*~`, and its tone.
@@ -138,6 +150,11 @@ fn row_cells(t: &WorkloadTable, row: &Row, side: usize, view: View) -> Option<Ve
     for (who, reps) in [("base", &row.base_outlier_reps), ("new", &cell.outlier_reps)] {
         if !reps.is_empty() {
             notes.push(format!("{who} {}", outlier_note(reps)));
+        }
+    }
+    for (who, reps) in [("base", &row.base_qos_failed_reps), ("new", &cell.qos_failed_reps)] {
+        if !reps.is_empty() {
+            notes.push(qos_note(who, reps));
         }
     }
     let note = notes.join("; ");

@@ -251,6 +251,12 @@ impl Group<'_> {
         racehorse_stats::outliers(&tput).into_iter().map(|i| self.ok[i].spec.rep).collect()
     }
 
+    /// Repetitions of a paced point whose quality of service failed (`qos_held` = 0): stored
+    /// and compared like the others, marked in every table's note.
+    pub fn qos_failed_reps(&self) -> Vec<u32> {
+        qos_failed(&self.ok)
+    }
+
     /// The ok repetitions that ran while other processes used the CPU.
     pub fn noisy_reps(&self) -> Vec<crate::quality::NoisyRep> {
         crate::quality::noisy_reps(&self.ok)
@@ -412,6 +418,20 @@ pub const LOAD_AXES: [&str; 10] = [
 /// The load axis among `names`, if any.
 pub fn load_axis(names: &[String]) -> Option<String> {
     LOAD_AXES.iter().find(|a| names.iter().any(|n| n == *a)).map(|a| a.to_string())
+}
+
+/// The repetitions among `cells` whose quality of service failed (`qos_held` = 0).
+pub fn qos_failed(cells: &[&CellResult]) -> Vec<u32> {
+    cells.iter().filter(|c| c.extra.get("qos_held") == Some(&0.0)).map(|c| c.spec.rep).collect()
+}
+
+/// `QoS failed #1 #3` for a note column (with `who` before it, e.g. `base`); "" when none.
+pub fn qos_note(who: &str, reps: &[u32]) -> String {
+    if reps.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = reps.iter().map(|r| format!("#{r}")).collect();
+    format!("{who}{}QoS failed {}", if who.is_empty() { "" } else { " " }, list.join(" "))
 }
 
 /// `outlier #3 #7` for a note column; "" when there are none.

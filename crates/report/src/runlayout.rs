@@ -3,7 +3,7 @@
 
 use crate::doc::{Block, Cell, Grid, Tone};
 use crate::layout::side_line;
-use crate::model::{outlier_note, shown, Metric};
+use crate::model::{outlier_note, qos_note, shown, Metric};
 use crate::quality::{exclusivity_line, noisy_legend, noisy_lines, noisy_note, BELOW_RES, NOISY_MARK};
 use crate::runreport::{RunReport, RunRow, RunTable};
 use crate::units::{num, unit_view};
@@ -47,11 +47,16 @@ fn row_cells(t: &RunTable, r: &RunRow) -> Vec<Cell> {
         out.push(shown(*m, u.cpu_scale));
     }
     let failed = if r.not_ok > 0 { format!("{} reps failed", r.not_ok) } else { String::new() };
-    let note = [failed, noisy_note("", &r.noisy_reps), outlier_note(&r.outlier_reps)]
-        .into_iter()
-        .filter(|x| !x.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
+    let note = [
+        failed,
+        noisy_note("", &r.noisy_reps),
+        outlier_note(&r.outlier_reps),
+        qos_note("", &r.qos_failed_reps),
+    ]
+    .into_iter()
+    .filter(|x| !x.is_empty())
+    .collect::<Vec<_>>()
+    .join("; ");
     let tone = if note.is_empty() { Tone::Plain } else { Tone::Worse };
     out.push(Cell::toned(note, tone));
     out

@@ -41,6 +41,9 @@ pub struct RunRow {
     pub not_ok: usize,
     /// Repetitions whose throughput is an outlier (kept in every figure).
     pub outlier_reps: Vec<u32>,
+    /// Ok repetitions that checked a quality of service (`qos`), and those where it failed.
+    pub qos_checked: usize,
+    pub qos_failed_reps: Vec<u32>,
     pub metrics: Vec<(Metric, Option<Summary>)>,
     /// Throughput's coefficient of variation is above the threshold.
     pub noisy: bool,
@@ -228,6 +231,8 @@ fn run_row(g: &Group, columns: &[String], noisy_cv: f64, measured: usize) -> Run
         not_ok: g.not_ok,
         noisy: tput.is_some_and(|s| noisy(&s, noisy_cv)),
         noisy_reps: g.noisy_reps(),
+        qos_checked: g.ok.iter().filter(|c| c.extra.contains_key("qos_held")).count(),
+        qos_failed_reps: g.qos_failed_reps(),
         below,
         metrics,
         workload_cpu_s: over_ok(&|c| Some(c.workload_cpu.total_s())),

@@ -6,7 +6,7 @@
 
 use crate::doc::Table;
 use crate::escape::{escape_control, escape_lines};
-use crate::model::{params_label, shown, split_params, Metric, SideInfo};
+use crate::model::{params_label, qos_note, shown, split_params, Metric, SideInfo};
 use crate::profile::profile_text;
 use crate::quality::{exclusivity_line, noisy_legend, noisy_lines, BELOW_RES, NOISY_MARK};
 use crate::runreport::{Ramp, RunReport, RunRow, RunTable};
@@ -27,7 +27,8 @@ const FAILURES_LISTED: usize = 10;
 /// What the marks of a table mean; printed when any of them is used.
 const MARKS_LEGEND: &str = "n? = noisy: other processes used the CPU during a repetition (listed below);\n\
      below res = below the measurement's resolution, no figure;\n\
-     outlier #n = a repetition whose throughput lies far from the others' median (kept in every figure).";
+     outlier #n = a repetition whose throughput lies far from the others' median (kept in every figure);\n\
+     QoS failed #n = a paced repetition that missed its latency limit or rate floor (kept; see pace #).";
 
 /// The measured points of one workload and unit over every variant, in the order they ran.
 struct Section<'a> {
@@ -174,6 +175,7 @@ fn section_text(r: &RunReport, s: &Section, cells: &[CellResult], opts: ShowOpti
             out.push_str(&ramp_line(&t.variant, ramp, v));
         }
     }
+    out.push_str(&pace_lines(&s.rows));
     out.push_str(&extras_text(&s.rows));
     for (i, (_, row)) in s.rows.iter().enumerate() {
         if let Some(m) = &row.profile {
@@ -201,7 +203,7 @@ fn points_text(s: &Section, v: UnitView, reps: bool) -> String {
     head.extend(params.then_some("parameters"));
     head.extend(["n", tput_h.as_str(), "cv %", "total", "kernel", "user", "wl cpu s", "harness %"]);
     head.extend(failed.then_some("failed"));
-    let noted = s.rows.iter().any(|(_, r)| !r.outlier_reps.is_empty());
+    let noted = s.rows.iter().any(|(_, r)| !r.outlier_reps.is_empty() || !r.qos_failed_reps.is_empty());
     head.extend(noted.then_some("note"));
     let mut table = Table::new(&head, 1 + usize::from(variants) + usize::from(params));
     let (mut legend, mut marked) = (Vec::new(), false);
@@ -219,7 +221,10 @@ fn points_text(s: &Section, v: UnitView, reps: bool) -> String {
         }
         table.row(line);
         legend.extend(noisy_legend(&label, "rep", &row.noisy_reps));
-        marked |= !row.below.is_empty() || !row.noisy_reps.is_empty() || !row.outlier_reps.is_empty();
+        marked |= !row.below.is_empty()
+            || !row.noisy_reps.is_empty()
+            || !row.outlier_reps.is_empty()
+            || !row.qos_failed_reps.is_empty();
         if reps {
             let pad = usize::from(variants) + usize::from(params);
             rep_rows(row, v, pad).into_iter().for_each(|r| table.row(r));
@@ -264,7 +269,48 @@ fn point_row(i: usize, row: &RunRow, v: UnitView, failed: bool) -> Vec<String> {
         out.push(row.not_ok.to_string());
     }
     let outliers: Vec<String> = row.outlier_reps.iter().map(|r| format!("#{r}")).collect();
-    out.push(if outliers.is_empty() { String::new() } else { format!("outlier {}", outliers.join(" ")) });
+    let outliers =
+        if outliers.is_empty() { String::new() } else { format!("outlier {}", outliers.join(" ")) };
+    let notes = [outliers, qos_note("", &row.qos_failed_reps)];
+    out.push(notes.into_iter().filter(|n| !n.is_empty()).collect::<Vec<_>>().join("; "));
+    out
+}
+
+/// One line per paced point (`rate`, `qos`; medians over its ok repetitions): whether its
+/// quality of service held, the percentile against its limit, the rate achieved of the
+/// target.
+fn pace_lines(rows: &[(&RunTable, &RunRow)]) -> String {
+    let mut out = String::new();
+    for (i, (_, r)) in rows.iter().enumerate() {
+        let (Some(achieved), target) = (r.extra("pace_achieved_per_s"), r.extra("pace_target_per_s")) else {
+            continue;
+        };
+        let mut parts = Vec::new();
+        if r.qos_checked > 0 {
+            let failed = &r.qos_failed_reps;
+            let verdict = if failed.is_empty() {
+                format!("QoS held in {} of {} reps", r.qos_checked, r.qos_checked)
+            } else {
+                let list: Vec<String> = failed.iter().map(|f| format!("#{f}")).collect();
+                format!("QoS FAILED in {} of {} reps ({})", failed.len(), r.qos_checked, list.join(" "))
+            };
+            parts.push(verdict);
+            let p = r.extra("qos_percentile").map_or("p?".into(), |p| format!("p{p}"));
+            let measured =
+                r.extra("qos_measured_ms").map_or("none in the window".into(), |m| format!("{} ms", num(m)));
+            let limit = r.extra("qos_limit_ms").map_or("?".into(), num);
+            parts.push(format!("{p} {measured} (limit {limit} ms)"));
+        }
+        let rate = match (target, r.extra("pace_achieved_pct")) {
+            (Some(t), Some(pct)) => {
+                let floor = r.extra("qos_min_rate_pct").map_or(String::new(), |f| format!(", floor {f}%"));
+                format!("paced {}/s of {}/s ({:.1}%{floor})", num(achieved), num(t), pct)
+            }
+            _ => format!("flat out at {}/s", num(achieved)),
+        };
+        parts.push(rate);
+        out.push_str(&format!("pace #{}: {}\n", i + 1, parts.join("; ")));
+    }
     out
 }
 

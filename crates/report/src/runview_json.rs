@@ -48,6 +48,8 @@ fn point(t: &RunTable, row: &RunRow, cells: &[CellResult]) -> Json {
         "noisy_reps": noisy,
         "below_resolution": below,
         "outlier_reps": row.outlier_reps,
+        "qos_checked_reps": row.qos_checked,
+        "qos_failed_reps": row.qos_failed_reps,
         "workload_cpu_s": summary(row.workload_cpu_s),
         "harness_cpu_pct": summary(row.harness_cpu_pct),
         "extra": row.extras.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),

@@ -221,6 +221,9 @@ impl WorkloadEntry {
 }
 
 fn unknown_option(engine: &str, name: &str, table: &[OptionSpec]) -> String {
+    if let Some(refused) = racehorse_engines::pace_option_refused(engine, name) {
+        return refused;
+    }
     let valid: Vec<&str> = table.iter().map(|o| o.name).collect();
     format!(
         "workload '{engine}' has no option '{name}'; valid options: {} (and runtime, warmup, reps, cpus, where)",

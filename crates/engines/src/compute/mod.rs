@@ -18,12 +18,14 @@ mod int_data;
 mod int_search;
 mod int_sim;
 mod int_text;
+mod paced;
 mod run;
 mod telco;
 
 pub use common::FAULT_ENV;
 
 use crate::info::{EngineInfo, Shortcut, ShortcutForm};
+use crate::support::pace;
 use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
 use racehorse_core::{Value, WorkUnit};
 
@@ -212,6 +214,9 @@ const OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// The option table with `rate` and `qos` (a paced cell is a duty cycle of one case).
+static PACED_OPTIONS: [OptionSpec; OPTIONS.len() + 2] = pace::with_pace_options(OPTIONS);
+
 /// telco's arithmetic forms (the `arith` option).
 pub const ARITH_CHOICES: &[&str] = &["rust-decimal", "c-decimal64", "c-double"];
 
@@ -334,8 +339,8 @@ static INFO: EngineInfo = EngineInfo {
          self-checked; score = reference time / time, geometric mean per suite; C variants via cc/cflags",
     area: "Compute",
     unit: WorkUnit::Iterations,
-    caps: Caps { needs_disk: true, ..Caps::NONE },
-    options: OPTIONS,
+    caps: Caps { needs_disk: true, paced: true, ..Caps::NONE },
+    options: &PACED_OPTIONS,
     shortcuts: &[CC_SHORTCUT, CFLAGS_SHORTCUT],
 };
 

@@ -5,6 +5,7 @@
 use super::child::{self, Times};
 use super::{c_build, cases_of, geomean, has_c_kernel, telco, Arith, Case, Kernel, Suite};
 use crate::support::forked;
+use crate::support::pace::PaceSpec;
 use crate::{CellContext, Control, EngineError, Recorder, WorkerStats, Workload};
 use racehorse_core::Value;
 use std::collections::HashMap;
@@ -25,6 +26,8 @@ pub(crate) struct Setup {
     pub arith: Arith,
     /// Time cases by their process's CPU time (else elapsed time).
     pub cpu_clock: bool,
+    /// A paced cell (`rate`, `qos`): a duty cycle of one case's kernel (see `super::paced`).
+    pub pace: PaceSpec,
 }
 
 fn usage(msg: String) -> EngineError {
@@ -64,6 +67,13 @@ impl Setup {
         };
         let cc = cc.filter(|_| cases.iter().any(|n| has_c_kernel(case(n), arith)));
         check_arith(&cases, arith, cc.as_deref(), &cflags)?;
+        let pace = PaceSpec::of(ctx)?;
+        if pace.active() && (cases.len() != 1 || cc.is_some()) {
+            return Err(usage(format!(
+                "compute: a paced cell (rate, qos) calls one case's Rust kernel at the pace in this process; \
+                 choose one case (e.g. case=hash, not '{choice}') and leave out cc"
+            )));
+        }
         Ok(Setup {
             cases,
             standard: ctx.get_str("size")? == "standard",
@@ -72,6 +82,7 @@ impl Setup {
             cflags,
             arith,
             cpu_clock: ctx.get_str("clock")? == "cpu",
+            pace,
         })
     }
 
@@ -80,7 +91,12 @@ impl Setup {
         self.cc.is_some() && has_c_kernel(c, self.arith)
     }
 
-    fn reps_of(&self, c: &Case) -> u64 {
+    /// Repetitions of case `c`'s kernel per run of the case (per call in a paced cell: 1 by
+    /// default).
+    pub(super) fn reps_of(&self, c: &Case) -> u64 {
+        if self.pace.active() {
+            return self.reps.max(1);
+        }
         match (self.reps, self.standard) {
             (0, true) => c.standard_reps,
             (0, false) => c.quick_reps,
@@ -122,7 +138,7 @@ fn check_arith(
 /// The process a kernel runs in, as errors name it.
 const WHO: &str = "the kernel's process";
 
-fn case(name: &str) -> &'static Case {
+pub(super) fn case(name: &str) -> &'static Case {
     super::CASES.iter().find(|c| c.name == name).unwrap_or(&super::CASES[0])
 }
 
@@ -236,6 +252,9 @@ fn score(s: &Setup, c: &Case, secs: f64) -> Option<f64> {
 
 impl Workload for Cell {
     fn run(&mut self, ctl: &Control, rec: &Recorder) -> Result<(), EngineError> {
+        if self.setup.pace.active() {
+            return super::paced::run(&self.setup, self.telco.as_ref(), ctl, rec);
+        }
         let _pin = forked::Pinned::to_last_cpu();
         let mut times = Vec::new();
         ctl.begin_measure();

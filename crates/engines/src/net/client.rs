@@ -6,6 +6,7 @@ use super::peer::{read_full, write_full, CHUNK_BYTES};
 use super::protocol::{read_reply, Hello, Mode, Status};
 use super::sockets;
 pub use crate::support::net_options::Setup;
+use crate::support::pace::Pacer;
 use crate::{Control, EngineError, WorkerMeter};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream};
@@ -90,13 +91,15 @@ pub fn open(addr: &SocketAddr, s: &Setup, token: &[u8]) -> Result<TcpStream, Eng
     }
 }
 
-/// Drives one open connection until the window closes (or another connection fails).
+/// Drives one open connection until the window closes (or another connection fails); each
+/// transaction or message starts when `pacer` says and its latency counts from then.
 pub fn drive(
     mut stream: TcpStream,
     s: &Setup,
     ctl: &Control,
     failed: &AtomicBool,
     meter: &mut WorkerMeter,
+    pacer: &mut Pacer,
     progress: &AtomicU64,
 ) -> Result<(), std::io::Error> {
     let mut done = 0u64;
@@ -105,27 +108,28 @@ pub fn drive(
     let out = vec![b'q'; request.min(CHUNK_BYTES)];
     let mut inbuf = vec![0u8; response.min(CHUNK_BYTES)];
     while meter.tick(ctl) && !failed.load(Ordering::Relaxed) {
-        let t0 = Instant::now();
+        let Some(t0) = pacer.next(ctl, meter) else { continue };
         match s.mode {
             Mode::Rr => {
                 write_full(&mut stream, &out, request, s.timeout)?;
                 if !read_full(&mut stream, &mut inbuf, response, s.timeout)? {
                     return Err(ErrorKind::UnexpectedEof.into());
                 }
-                meter.count(ctl, "rr", t0.elapsed().as_nanos() as u64, 1.0, response as u64, request as u64);
+                let ns = pacer.done(ctl, meter, t0);
+                meter.count(ctl, "rr", ns, 1.0, response as u64, request as u64);
                 done += 1;
                 progress.store(done, Ordering::Relaxed);
             }
             Mode::StreamToPeer => {
                 write_full(&mut stream, &out, request, s.timeout)?;
-                let ns = t0.elapsed().as_nanos() as u64;
+                let ns = pacer.done(ctl, meter, t0);
                 meter.count(ctl, "write", ns, request as f64, 0, request as u64);
             }
             Mode::StreamFromPeer => {
                 if !read_full(&mut stream, &mut inbuf, response, s.timeout)? {
                     return Err(ErrorKind::UnexpectedEof.into());
                 }
-                let ns = t0.elapsed().as_nanos() as u64;
+                let ns = pacer.done(ctl, meter, t0);
                 meter.count(ctl, "read", ns, response as f64, response as u64, 0);
             }
         }

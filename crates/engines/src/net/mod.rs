@@ -22,7 +22,8 @@ mod tests;
 
 use crate::info::EngineInfo;
 use crate::support::net_options::{config, Mode, Setup, Target, OPTIONS, PEER_SHORTCUT};
-use crate::{Caps, CellContext, Control, Engine, EngineError, Recorder, Workload};
+use crate::support::pace::{self, PaceSpec, PaceTally, Pacer};
+use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
 use peer::{Peer, PeerConfig};
 use racehorse_core::{CellSpec, WorkUnit};
 use racehorse_machine::rusage::CpuTime;
@@ -73,6 +74,32 @@ fn start_loopback(v6: bool, s: &Setup) -> Result<(Peer, String), EngineError> {
     Ok((peer, token))
 }
 
+/// The shared option table with `rate` and `qos` (rr transactions can be paced).
+static NET_OPTIONS: [OptionSpec; OPTIONS.len() + 2] = pace::with_pace_options(OPTIONS);
+
+/// A cell's pacing, checked: rr only, and slow enough for the stall watchdog.
+fn pace_of(ctx: &CellContext, s: &Setup) -> Result<PaceSpec, EngineError> {
+    let pace = PaceSpec::of(ctx)?;
+    if pace.active() && s.mode != Mode::Rr {
+        return Err(EngineError::Usage(
+            "net: rate and qos pace request/response transactions: use them with mode=rr (streams run flat out)"
+                .into(),
+        ));
+    }
+    if let Some(rate) = pace.rate_per_s {
+        let gap_s = s.connections as f64 / rate;
+        if gap_s * 2.0 > s.timeout.as_secs_f64() {
+            return Err(EngineError::Usage(format!(
+                "net: rate={rate} over {} connection(s) leaves {gap_s:.1} s between one connection's \
+                 transactions, more than half of timeout_s={}: raise rate or timeout_s, or use fewer connections",
+                s.connections,
+                s.timeout.as_secs()
+            )));
+        }
+    }
+    Ok(pace)
+}
+
 /// What `Net` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "net",
@@ -80,8 +107,8 @@ static INFO: EngineInfo = EngineInfo {
         "uperf-like TCP load against racehorse's own peer: request/response transactions/s or stream bytes/s",
     area: "Network",
     unit: WorkUnit::Transactions,
-    caps: Caps { needs_peer: true, ..Caps::NONE },
-    options: OPTIONS,
+    caps: Caps { needs_peer: true, paced: true, ..Caps::NONE },
+    options: &NET_OPTIONS,
     shortcuts: &[PEER_SHORTCUT],
 };
 
@@ -93,10 +120,11 @@ impl Engine for Net {
         unit_of(spec)
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
-        config(ctx).map(|_| ())
+        pace_of(ctx, &config(ctx)?.setup).map(|_| ())
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         let cfg = config(ctx)?;
+        let pace = pace_of(ctx, &cfg.setup)?;
         crate::support::fd_limit::raise_fd_limit(cfg.setup.connections * 2 + 64);
         let (peer, addr, token) = match &cfg.target {
             Target::Loopback { v6 } => {
@@ -106,7 +134,7 @@ impl Engine for Net {
             }
             Target::Remote { addr, token } => (None, *addr, token.clone()),
         };
-        Ok(Box::new(NetCell { setup: cfg.setup, peer, addr, token }))
+        Ok(Box::new(NetCell { setup: cfg.setup, peer, addr, token, pace, tally: PaceTally::default() }))
     }
 }
 
@@ -115,6 +143,8 @@ struct NetCell {
     peer: Option<Peer>,
     addr: SocketAddr,
     token: String,
+    pace: PaceSpec,
+    tally: PaceTally,
 }
 
 impl NetCell {
@@ -204,14 +234,18 @@ impl NetCell {
         errors: &'env FirstError,
     ) -> Vec<std::thread::ScopedJoinHandle<'scope, ()>> {
         let mut clients = Vec::new();
-        for (stream, progress) in streams.into_iter().zip(progress) {
+        let n = streams.len();
+        for (i, (stream, progress)) in streams.into_iter().zip(progress).enumerate() {
             let s = &self.setup;
             let body = move || {
                 let mut meter = crate::WorkerMeter::new();
-                if let Err(e) = client::drive(stream, s, ctl, &errors.failed, &mut meter, &progress) {
+                let mut pacer = Pacer::new(&self.pace, i, n, ctl);
+                let driven = client::drive(stream, s, ctl, &errors.failed, &mut meter, &mut pacer, &progress);
+                if let Err(e) = driven {
                     errors.fail(client::exchange_error(&self.addr, s.timeout, e));
                 }
                 meter.finish(rec);
+                pacer.finish(&self.tally);
             };
             let spawned = std::thread::Builder::new()
                 .name("net-client".into())
@@ -291,6 +325,7 @@ impl Workload for NetCell {
         let window_s = ctl.window().map(|w| w.0 as f64 / 1e9).unwrap_or(0.0);
         record_extras(rec, self.setup.mode, client, peer_cpu, window_s);
         rec.set_extra("connections", self.setup.connections as f64);
+        pace::record(rec, &self.pace, &self.tally, ctl);
         Ok(())
     }
 

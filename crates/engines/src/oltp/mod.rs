@@ -23,15 +23,17 @@ mod tests;
 
 use crate::info::{shortcuts, EngineInfo};
 use crate::support::oltp_options::{open_target, setup, Setup, Target, OPTIONS};
+use crate::support::pace::{self, PaceSpec, PaceTally, Pacer};
 use crate::support::pg::cluster;
 use crate::support::proc_tree::tree_cpu;
-use crate::{Caps, CellContext, Control, Engine, EngineError, Phase, Recorder, WorkerMeter, Workload};
+use crate::{
+    Caps, CellContext, Control, Engine, EngineError, OptionSpec, Phase, Recorder, WorkerMeter, Workload,
+};
 use mix::{Draw, MixSpec, Stmt};
 use racehorse_core::WorkUnit;
 use schema::{DbError, Session};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
 
 pub struct Oltp;
 
@@ -60,14 +62,17 @@ fn sessions(target: &Target, s: &Setup) -> Result<Vec<Box<dyn Session>>, EngineE
     Ok(out)
 }
 
+/// The shared option table with `rate` and `qos` (transactions can be paced).
+static OLTP_OPTIONS: [OptionSpec; OPTIONS.len() + 2] = pace::with_pace_options(OPTIONS);
+
 /// What `Oltp` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "oltp",
     about: "sysbench's OLTP mix (read-only/read-write) on SQLite or PostgreSQL (DSN or a throw-away cluster); transactions/s",
     area: "Database",
     unit: WorkUnit::Transactions,
-    caps: Caps { needs_disk: true, needs_peer: true, ..Caps::NONE },
-    options: OPTIONS,
+    caps: Caps { needs_disk: true, needs_peer: true, paced: true, ..Caps::NONE },
+    options: &OLTP_OPTIONS,
     shortcuts: &[shortcuts::THREADS, shortcuts::PG],
 };
 
@@ -77,6 +82,7 @@ impl Engine for Oltp {
     }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         let s = setup(ctx)?;
+        PaceSpec::of(ctx)?;
         if s.pg.as_deref() == Some("auto") {
             cluster::bin_dir()?;
         }
@@ -84,15 +90,18 @@ impl Engine for Oltp {
     }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         let setup = setup(ctx)?;
+        let pace = PaceSpec::of(ctx)?;
         let target = open_target(ctx, &setup)?;
         // On an error the target (and a cluster with it) is dropped: stopped and removed.
         let sessions = sessions(&target, &setup)?;
-        Ok(Box::new(Cell { setup, target: Some(target), sessions }))
+        Ok(Box::new(Cell { setup, pace, tally: PaceTally::default(), target: Some(target), sessions }))
     }
 }
 
 struct Cell {
     setup: Setup,
+    pace: PaceSpec,
+    tally: PaceTally,
     target: Option<Target>,
     sessions: Vec<Box<dyn Session>>,
 }
@@ -124,25 +133,29 @@ fn run_txn(sess: &mut dyn Session, mix: &MixSpec, stmts: &[Stmt]) -> Result<Coun
     Ok(c)
 }
 
+/// One worker's transactions until the window closes; each starts when `pacer` says (a
+/// transaction rolled back on a conflict is retried in its slot, its latency counted from it).
 fn worker(
     sess: &mut dyn Session,
     s: &Setup,
     seed: u64,
     ctl: &Control,
-    meter: &mut WorkerMeter,
+    (meter, pacer): (&mut WorkerMeter, &mut Pacer),
     totals: &mut Counts,
 ) -> Result<(), EngineError> {
     let mut draw = Draw::new(seed, s.mix.dist);
     let mut stmts = Vec::with_capacity(32);
+    let mut retry = None;
     while meter.tick(ctl) {
         stmts.clear();
         mix::transaction(&s.mix, &mut draw, &mut stmts);
-        let t0 = Instant::now();
+        let Some(t0) = retry.take().or_else(|| pacer.next(ctl, meter)) else { continue };
         let outcome = run_txn(sess, &s.mix, &stmts);
         let inside = meter.measuring() && ctl.measuring();
         match outcome {
             Ok(c) => {
-                meter.count(ctl, "transaction", t0.elapsed().as_nanos() as u64, 1.0, 0, 0);
+                let ns = pacer.done(ctl, meter, t0);
+                meter.count(ctl, "transaction", ns, 1.0, 0, 0);
                 if inside {
                     totals.reads += c.reads;
                     totals.writes += c.writes;
@@ -152,6 +165,7 @@ fn worker(
             Err(DbError::Retry(_)) => {
                 sess.rollback().map_err(failed)?;
                 totals.errors += u64::from(inside);
+                retry = Some(t0);
             }
             Err(e) => return Err(failed(e)),
         }
@@ -175,19 +189,22 @@ impl Workload for Cell {
         let counts = Mutex::new(Counts::default());
         let server = self.server_pid();
         let server_cpu = Mutex::new((None, None));
-        let s = &self.setup;
+        let (s, pace, tally) = (&self.setup, &self.pace, &self.tally);
+        let workers = self.sessions.len();
         let driven = std::thread::scope(|scope| {
             for (i, sess) in self.sessions.iter_mut().enumerate() {
                 let (stop, error, counts) = (&stop, &error, &counts);
                 scope.spawn(move || {
                     let mut meter = WorkerMeter::new();
+                    let mut pacer = Pacer::new(pace, i, workers, ctl);
                     let mut mine = Counts::default();
                     let seed = s.seed.wrapping_mul(0x9E37_79B9).wrapping_add(i as u64 + 1);
-                    if let Err(e) = worker(sess.as_mut(), s, seed, ctl, &mut meter, &mut mine) {
+                    if let Err(e) = worker(sess.as_mut(), s, seed, ctl, (&mut meter, &mut pacer), &mut mine) {
                         stop.store(true, Ordering::Relaxed);
                         error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
                     }
                     meter.finish(rec);
+                    pacer.finish(tally);
                     let mut c = counts.lock().unwrap_or_else(|p| p.into_inner());
                     c.reads += mine.reads;
                     c.writes += mine.writes;
@@ -239,6 +256,7 @@ impl Workload for Cell {
                 rec.set_extra("server_cpu_us_per_txn", cpu.total_s() * 1e6 / txns);
             }
         }
+        pace::record(rec, &self.pace, &self.tally, ctl);
         Ok(())
     }
 

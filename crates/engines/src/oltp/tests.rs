@@ -7,7 +7,7 @@ use crate::testutil::cell_ctx;
 use crate::{RealClock, Totals};
 use racehorse_core::Value;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub(crate) fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext {
     // Defaults first, then what keeps the tests short, then the test's own.

@@ -12,6 +12,7 @@ pub mod forked;
 pub mod jdk;
 pub mod net_options;
 pub mod oltp_options;
+pub mod pace;
 pub mod path;
 pub mod pg;
 pub mod proc_tree;
