@@ -43,6 +43,10 @@ pub struct RunRequest {
     /// Run the first cell once, unmeasured, before the first window.
     pub warm_up: bool,
     pub version: String,
+    /// The host's name in the fleet's inventory (empty: the host name).
+    pub inventory_name: String,
+    /// The campaign the run belongs to, if any.
+    pub campaign: Option<String>,
 }
 
 /// How a run ended.
@@ -275,6 +279,8 @@ fn record_run(req: &RunRequest, store: &Store, excl: &exclusivity::Exclusivity) 
             exclusivity_json: serde_json::to_string(excl).unwrap_or_default(),
             racehorse_version: req.version.clone(),
             cpu_method: environment.cpu_control.clone(),
+            inventory_name: req.inventory_name.clone(),
+            campaign: req.campaign.clone(),
         })
         .context("creating the run in the store")
 }

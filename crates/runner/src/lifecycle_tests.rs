@@ -40,6 +40,8 @@ impl Bench {
             noise_threshold: 0.05,
             warm_up: true,
             version: "test".into(),
+            inventory_name: String::new(),
+            campaign: None,
         }
     }
 
@@ -207,6 +209,8 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
             exclusivity_json: "{}".into(),
             racehorse_version: "t".into(),
             cpu_method: "none".into(),
+            inventory_name: String::new(),
+            campaign: None,
         })
         .unwrap();
     let path = PathBuf::from(b.store.path());
