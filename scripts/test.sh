@@ -31,6 +31,12 @@ command -v sysbench >/dev/null 2>&1 || need_pkgs+=(sysbench)
 command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need_pkgs+=(dpkg-dev)
 command -v strip >/dev/null 2>&1 || need_pkgs+=(binutils)
+# The fleet test (tests/fleet_cli.rs) drives namespace "hosts" with dist/ansible's playbook:
+# ansible-core on the controller, an sshd per host, ip and unshare to make them.
+command -v ansible-playbook >/dev/null 2>&1 || need_pkgs+=(ansible-core)
+[ -x /usr/sbin/sshd ] || need_pkgs+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need_pkgs+=(openssh-client)
+command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

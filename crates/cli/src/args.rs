@@ -324,6 +324,11 @@ pub struct RunArgs {
     /// Do not run the first cell once, unmeasured, before the first measured window
     #[arg(long)]
     pub no_warm_up: bool,
+    /// Wait until this time (Unix seconds, fractions allowed) before the first cell, so that a
+    /// campaign's hosts start their measured windows together; needs clocks in sync (chrony,
+    /// within a few ms; docs/fleet.md)
+    #[arg(long, value_name = "UNIX_S")]
+    pub start_at: Option<f64>,
     /// Words after -- for workloads that run a program (help generated from the engines)
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub program: Vec<String>,
