@@ -118,22 +118,29 @@ fn inventory(f: &Fleet, campaign: &str, dsn: &str) -> Value {
     suite_args.extend(["-o", "enough_ms=2"].iter().chain(quick.iter()));
     let mut net_args: Vec<&str> = vec!["-o", "mode=rr", "-o", "request=200", "-o", "response=1000"];
     net_args.extend(["-o", "connections=1", "--runtime", "1s", "--warmup", "0s"].iter().chain(quick.iter()));
-    json!({ "racehorse": { "hosts": hosts, "vars": {
+    // The campaign's settings are read on the controller (the implicit localhost), which
+    // sees the `all` group's variables only.
+    let campaign_vars = json!({
+        "racehorse_campaign": campaign,
+        "racehorse_controller_bin": bin(),
+        "racehorse_collect_dir": f.dir.path().join("results"),
+        "racehorse_pg_dsn": dsn,
+        // A common start a minute after the campaign play: the preflight (copying the
+        // binary) takes about half of that here.
+        "racehorse_start_in_s": 60,
+    });
+    json!({ "all": { "vars": campaign_vars, "children": { "racehorse": { "hosts": hosts, "vars": {
         "ansible_user": "root",
         "ansible_ssh_private_key_file": f.key,
         "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
         "ansible_python_interpreter": "/usr/bin/python3",
         "racehorse_binary_src": bin(),
-        "racehorse_controller_bin": bin(),
-        "racehorse_campaign": campaign,
         "racehorse_suite": "micro",
         "racehorse_suite_args": suite_args,
         "racehorse_net_args": net_args,
         "racehorse_poll_s": 1,
         "racehorse_connect_timeout_s": 5,
-        "racehorse_collect_dir": f.dir.path().join("results"),
-        "racehorse_pg_dsn": dsn,
-    }}})
+    }}}}})
 }
 
 /// site.yml's plays, with a play between the run and the net pairs that kills every sshd of
@@ -217,6 +224,9 @@ fn a_campaign_on_four_hosts_survives_a_dead_host_and_lands_in_postgres() {
     c.arg("-i").arg(tmp.join("inventory.json")).arg(test_playbook(tmp)).env("RACEHORSE_TOKEN", &token);
     let (code, out) = run_with_limit(c, tmp, Duration::from_secs(900));
     let played = t0.elapsed();
+    if let Some(keep) = std::env::var_os("RACEHORSE_FLEET_LOG") {
+        let _ = std::fs::write(keep, &out);
+    }
     eprintln!("fleet: hosts and PostgreSQL up and the playbook done in {:.1} s", played.as_secs_f64());
     // The playbook ran to its end and failed there, naming the hosts that did not come through.
     assert_eq!(code, Some(2), "ansible-playbook:\n{out}");
@@ -224,6 +234,7 @@ fn a_campaign_on_four_hosts_survives_a_dead_host_and_lands_in_postgres() {
     assert!(!out.contains(&token), "the token is in Ansible's output:\n{out}");
     let leaked = files_holding(tmp, token.as_bytes());
     assert!(leaked.is_empty(), "the token is in {leaked:?}");
+    assert!(fleet.sshd_pids(3).is_empty() && !fleet.sshd_pids(0).is_empty(), "only h4's sshd was killed");
     let results = tmp.join("results").join(&campaign);
     check_manifest(&read_json(&results.join("manifest.json")), &campaign);
     let counts = check_exports(&fleet, &results, &campaign, store_side);
@@ -277,6 +288,9 @@ fn check_exports(fleet: &Fleet, results: &Path, campaign: &str, store_side: bool
             let e = read_json(&dir.join(format!("{kind}.json")));
             let run = &e["run"];
             assert_eq!(run["label"], format!("{campaign}-{kind}"), "{e}");
+            if kind == "suite" {
+                check_common_start(run);
+            }
             assert_eq!((run["host"].as_str(), run["status"].as_str()), (Some(h.ns.as_str()), Some("complete")));
             let cells = e["cells"].as_array().expect("cells");
             assert_eq!(cells.len(), if kind == "net" { 1 } else { 2 }, "{}: {e}", h.name);
@@ -295,6 +309,14 @@ fn check_exports(fleet: &Fleet, results: &Path, campaign: &str, store_side: bool
     let served = log.split(" served").next().and_then(|s| s.rsplit(' ').next()).and_then(|n| n.parse::<u32>().ok());
     assert!(served.is_some_and(|n| n >= 1), "{log}");
     counts
+}
+
+/// The suite ran with the campaign's `--start-at T` and was recorded no earlier than T.
+fn check_common_start(run: &Value) {
+    let command = run["command"].as_str().unwrap_or("");
+    let at = command.split("--start-at ").nth(1).and_then(|r| r.split(' ').next()).and_then(|t| t.parse::<f64>().ok());
+    let at = at.unwrap_or_else(|| panic!("no --start-at in {command}"));
+    assert!(run["started_at_unix_s"].as_f64().is_some_and(|s| s >= at.floor()), "{run}");
 }
 
 fn racehorse(args: &[&str]) -> Output {
