@@ -38,7 +38,10 @@ fn cannot_run(need_root: bool) -> Option<String> {
     let why = if need_root && !is_root() {
         "needs root (network namespaces, sshd)".to_string()
     } else if !missing.is_empty() {
-        format!("missing {} (scripts/test.sh installs ansible-core, openssh-server, postgresql)", missing.join(", "))
+        format!(
+            "missing {} (scripts/test.sh installs ansible-core, openssh-server, postgresql)",
+            missing.join(", ")
+        )
     } else {
         return None;
     };
@@ -216,7 +219,11 @@ fn a_campaign_on_four_hosts_survives_a_dead_host_and_lands_in_postgres() {
         eprintln!("note: this racehorse has no `load` yet (the store side of issue 30): the load and central checks are left out");
     }
     let campaign = format!("e2e-{}", std::process::id());
-    let token = format!("tok-{}-{}", std::process::id(), SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos());
+    let token = format!(
+        "tok-{}-{}",
+        std::process::id(),
+        SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()
+    );
     let tmp = fleet.dir.path();
     let dsn = if store_side { pg.dsn() } else { String::new() };
     std::fs::write(tmp.join("inventory.json"), inventory(&fleet, &campaign, &dsn).to_string()).unwrap();
@@ -269,7 +276,12 @@ fn check_manifest(m: &Value, campaign: &str) {
 
 /// Each host's exports on the controller: the suite's cells, the net pair's run, the host's
 /// own hostname and environment; returns the cell count of every collected run by host.
-fn check_exports(fleet: &Fleet, results: &Path, campaign: &str, store_side: bool) -> Vec<(String, String, usize)> {
+fn check_exports(
+    fleet: &Fleet,
+    results: &Path,
+    campaign: &str,
+    store_side: bool,
+) -> Vec<(String, String, usize)> {
     let mut counts = Vec::new();
     for h in &fleet.hosts {
         let dir = results.join(&h.name);
@@ -278,7 +290,10 @@ fn check_exports(fleet: &Fleet, results: &Path, campaign: &str, store_side: bool
             continue;
         }
         let env = read_json(&dir.join("env.json"));
-        assert_eq!((env["format"].as_str(), env["hostname"].as_str()), (Some("racehorse-env"), Some(h.ns.as_str())));
+        assert_eq!(
+            (env["format"].as_str(), env["hostname"].as_str()),
+            (Some("racehorse-env"), Some(h.ns.as_str()))
+        );
         let mut kinds = vec!["suite"];
         if h.name == "h2" {
             kinds.push("net");
@@ -291,10 +306,15 @@ fn check_exports(fleet: &Fleet, results: &Path, campaign: &str, store_side: bool
             if kind == "suite" {
                 check_common_start(run);
             }
-            assert_eq!((run["host"].as_str(), run["status"].as_str()), (Some(h.ns.as_str()), Some("complete")));
+            assert_eq!(
+                (run["host"].as_str(), run["status"].as_str()),
+                (Some(h.ns.as_str()), Some("complete"))
+            );
             let cells = e["cells"].as_array().expect("cells");
             assert_eq!(cells.len(), if kind == "net" { 1 } else { 2 }, "{}: {e}", h.name);
-            assert!(cells.iter().all(|c| c["status"] == "ok" && c["units"].as_f64().is_some_and(|u| u > 0.0)));
+            assert!(cells
+                .iter()
+                .all(|c| c["status"] == "ok" && c["units"].as_f64().is_some_and(|u| u > 0.0)));
             if store_side {
                 assert_eq!(run["inventory_name"], h.name.as_str(), "{run}");
                 assert_eq!(run["campaign"], campaign, "{run}");
@@ -304,9 +324,11 @@ fn check_exports(fleet: &Fleet, results: &Path, campaign: &str, store_side: bool
         }
     }
     // h1 served h2's connections on its data-plane address, then stopped on SIGTERM.
-    let log = std::fs::read_to_string(fleet.hosts[0].dir.join(format!("home/serve-{campaign}.log"))).unwrap_or_default();
+    let log = std::fs::read_to_string(fleet.hosts[0].dir.join(format!("home/serve-{campaign}.log")))
+        .unwrap_or_default();
     assert!(log.contains("listening on 10.213.1.11:7420") && log.contains("token required"), "{log}");
-    let served = log.split(" served").next().and_then(|s| s.rsplit(' ').next()).and_then(|n| n.parse::<u32>().ok());
+    let served =
+        log.split(" served").next().and_then(|s| s.rsplit(' ').next()).and_then(|n| n.parse::<u32>().ok());
     assert!(served.is_some_and(|n| n >= 1), "{log}");
     counts
 }
@@ -314,7 +336,11 @@ fn check_exports(fleet: &Fleet, results: &Path, campaign: &str, store_side: bool
 /// The suite ran with the campaign's `--start-at T` and was recorded no earlier than T.
 fn check_common_start(run: &Value) {
     let command = run["command"].as_str().unwrap_or("");
-    let at = command.split("--start-at ").nth(1).and_then(|r| r.split(' ').next()).and_then(|t| t.parse::<f64>().ok());
+    let at = command
+        .split("--start-at ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|t| t.parse::<f64>().ok());
     let at = at.unwrap_or_else(|| panic!("no --start-at in {command}"));
     assert!(run["started_at_unix_s"].as_f64().is_some_and(|s| s >= at.floor()), "{run}");
 }
@@ -324,10 +350,14 @@ fn racehorse(args: &[&str]) -> Output {
 }
 
 /// The central store: the playbook's load put every collected run in with its cells; `list
-/// --campaign` shows h4 without a run, as unreachable; loading again changes nothing;
-/// `compare` takes runs of two hosts.
+/// --campaign` shows h4 without a run, as unreachable, and h3's runs with its failure;
+/// loading again changes nothing; `compare` takes runs of two hosts.
 fn check_central(pg: &Pg, results: &Path, campaign: &str, counts: &[(String, String, usize)], out: &str) {
     let dsn = pg.dsn();
+    assert!(
+        out.contains("campaign ") && out.contains("4 host(s) recorded"),
+        "the load play's output:\n{out}"
+    );
     let list = || {
         let o = racehorse(&["list", "--db", &dsn, "--campaign", campaign, "--json"]);
         assert!(o.status.success(), "{}", text(&o));
@@ -341,14 +371,28 @@ fn check_central(pg: &Pg, results: &Path, campaign: &str, counts: &[(String, Str
             .iter()
             .find(|r| r["inventory_name"] == host.as_str() && r["label"] == label.as_str())
             .unwrap_or_else(|| panic!("{host} {label} not in the central list: {before}\n{out}"));
-        let cells = r["cells"].as_u64().or_else(|| r["cells_ok"].as_u64());
-        assert_eq!(cells, Some(*n as u64), "{host} {label}: {r}");
+        let cells = r["cells_ok"].as_u64().unwrap_or(0) + r["cells_failed"].as_u64().unwrap_or(0);
+        assert_eq!(cells, *n as u64, "{host} {label}: {r}");
+        let sql = format!(
+            "SELECT count(*) FROM racehorse.cells WHERE run_uuid = '{}'",
+            r["uuid"].as_str().unwrap_or("")
+        );
+        assert_eq!(pg.query(&sql).map(|t| t.trim().to_string()), Ok(n.to_string()), "{sql}");
+        assert_eq!(r["host_outcome"], if host == "h3" { "failed" } else { "ok" }, "{r}");
     }
     assert_eq!(runs.len(), counts.len(), "{before}");
+    let missing = before["hosts_without_runs"].as_array().cloned().unwrap_or_default();
+    assert!(
+        missing.len() == 1 && missing[0]["name"] == "h4" && missing[0]["outcome"] == "unreachable",
+        "{before}"
+    );
     let text_list = text(&racehorse(&["list", "--db", &dsn, "--campaign", campaign]));
     let h4 = text_list.lines().find(|l| l.contains("h4")).unwrap_or_else(|| panic!("{text_list}"));
     assert!(h4.contains("unreachable"), "{text_list}");
     // Load the same files again: nothing changes.
+    let totals = "SELECT (SELECT count(*) FROM racehorse.runs), (SELECT count(*) FROM racehorse.cells), \
+                  (SELECT count(*) FROM racehorse.campaign_hosts)";
+    let rows_before = pg.query(totals);
     let mut args = vec!["load".to_string(), "--db".into(), dsn.clone(), "--campaign-manifest".into()];
     args.push(results.join("manifest.json").display().to_string());
     for (host, kind, _) in counts {
@@ -357,11 +401,19 @@ fn check_central(pg: &Pg, results: &Path, campaign: &str, counts: &[(String, Str
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = racehorse(&args);
     assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains(&format!("runs 0 new, 0 updated, {} unchanged", counts.len())), "{}", text(&o));
+    assert_eq!(pg.query(totals), rows_before);
     assert_eq!(list(), before, "a second load changed the central store");
-    let cmp = racehorse(&["compare", "--db", &dsn, &format!("h1:{campaign}-suite"), &format!("h2:{campaign}-suite")]);
+    let cmp = racehorse(&[
+        "compare",
+        "--db",
+        &dsn,
+        &format!("h1:{campaign}-suite"),
+        &format!("h2:{campaign}-suite"),
+    ]);
     let t = text(&cmp);
     assert!(cmp.status.success(), "{t}");
-    assert!(t.contains("rh-fleet-1") && t.contains("rh-fleet-2") && t.contains("null"), "{t}");
+    assert!(t.contains("(in host h1)") && t.contains("(in host h2)") && t.contains("rh-fleet-2"), "{t}");
 }
 
 #[test]

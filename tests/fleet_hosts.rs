@@ -90,8 +90,10 @@ fn sweep_leftovers() {
 }
 
 fn keygen(path: &Path) -> Result<(), String> {
-    sh(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", "rh-fleet-test", "-f"]).arg(path))
-        .map(|_| ())
+    sh(Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "rh-fleet-test", "-f"])
+        .arg(path))
+    .map(|_| ())
 }
 
 impl Fleet {

@@ -101,7 +101,8 @@ impl Pg {
             match crate::fleet_hosts::sh(&mut c) {
                 Ok(_) => return Ok(()),
                 Err(e) if t0.elapsed() > Duration::from_secs(30) => {
-                    let log = std::fs::read_to_string(self.dir.path().join("postgres.log")).unwrap_or_default();
+                    let log =
+                        std::fs::read_to_string(self.dir.path().join("postgres.log")).unwrap_or_default();
                     return Err(format!("PostgreSQL did not come up in 30 s: {e}\nlog: {log}"));
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(200)),
@@ -116,7 +117,19 @@ impl Pg {
     /// One SQL query through psql, its rows as text (`-At`), or Err when psql fails.
     pub fn query(&self, sql: &str) -> Result<String, String> {
         let mut c = self.command("psql");
-        c.args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "racehorse", "-d", "fleet", "-At", "-c", sql]);
+        c.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &self.port.to_string(),
+            "-U",
+            "racehorse",
+            "-d",
+            "fleet",
+            "-At",
+            "-c",
+            sql,
+        ]);
         crate::fleet_hosts::sh(&mut c)
     }
 

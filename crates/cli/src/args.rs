@@ -37,7 +37,9 @@ pub const RUN_EXAMPLES: &str = "Examples:
     after_help = EXIT_CODES
 )]
 pub struct Cli {
-    /// SQLite database (default: $XDG_DATA_HOME/racehorse/racehorse.db)
+    /// SQLite database (default: $XDG_DATA_HOME/racehorse/racehorse.db), or for `load`,
+    /// `list`, `show`, `export`, `compare` and `report` a central PostgreSQL database:
+    /// postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=require] (password also from PGPASSWORD)
     #[arg(long, global = true, env = "RACEHORSE_DB")]
     pub db: Option<PathBuf>,
     /// Less on stderr: no progress bar (results, warnings and errors still print)
@@ -72,6 +74,10 @@ pub enum Command {
     /// Load a run's JSON export (from this or another store) as a new run, or cells that a run
     /// kept outside the store (the store could not be written) back in
     Import(ImportArgs),
+    /// Load JSON exports and SQLite stores into a central PostgreSQL database (--db
+    /// postgres://…): idempotent, only new runs and cells are added
+    #[command(after_help = LOAD_EXAMPLES)]
+    Load(LoadArgs),
     /// Restore CPUs and sysctls left changed by a racehorse (run or plugd) that was killed
     Restore,
     /// CPU/memory hotplug daemon speaking cpuplugd's config language (run, check, record, replay)
@@ -112,6 +118,29 @@ pub struct ListArgs {
     /// Print JSON (contract `racehorse-runs`, docs/formats.md)
     #[arg(long)]
     pub json: bool,
+    /// With a central database (--db postgres://…): only this campaign's runs, and the hosts
+    /// of its manifest that have no run (unreachable, failed)
+    #[arg(long, value_name = "ID")]
+    pub campaign: Option<String>,
+}
+
+/// Examples at the end of `racehorse load --help`.
+pub const LOAD_EXAMPLES: &str = "Examples:
+  racehorse load --db postgres://rh@db.example:5432/fleet?sslmode=verify-full web-1.json web-2.json
+  racehorse load --db postgres://rh@db:5432/fleet --campaign-manifest campaign.json exports/*.json
+  racehorse load --db postgres://rh@db:5432/fleet ~/.local/share/racehorse/racehorse.db   (every run of a store)
+Loading the same files again changes nothing; a later export of a run adds its new cells.
+The password comes from the URL or PGPASSWORD; messages never show it.";
+
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// The campaign manifest the fleet's collect play wrote (format racehorse-campaign):
+    /// records each host's outcome, so that `list --campaign` shows hosts without runs
+    #[arg(long, value_name = "FILE")]
+    pub campaign_manifest: Option<PathBuf>,
+    /// JSON exports (`racehorse export RUN --format json`) and SQLite stores (every run in them)
+    #[arg(value_name = "PATH", required_unless_present = "campaign_manifest")]
+    pub paths: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -171,12 +200,15 @@ pub enum CiMethodArg {
                         racehorse compare 7 --by ipc=none        (run 7's cells by their value of ipc, none as base)\n  \
                         racehorse compare o0 o3 --by cflags      (two runs that differ in --cflags)\n  \
                         racehorse compare old.db:3 5             (run 3 of another store file against run 5)\n  \
+                        racehorse compare --db postgres://rh@db/fleet web-1:base web-2:base   (two hosts' runs)\n  \
                         racehorse compare base new --fail-on-regression 5   (exit 3 on a significant loss of 5% or more)\n  \
                         racehorse compare old new --format html -o report.html"
 )]
 pub struct CompareArgs {
     /// Base run (id or label), optionally narrowed to one variant: RUN@VARIANT; a run of
-    /// another store file: FILE:RUN
+    /// another store file: FILE:RUN. With a central database (--db postgres://…): HOST:RUN,
+    /// HOST an inventory name and RUN a label, the run's id on that host, a uuid (prefix) or
+    /// latest; FILE:RUN still names a SQLite file when FILE exists (an existing file wins)
     pub base: String,
     /// One or more new runs (id or label, or RUN@VARIANT, or FILE:RUN); none: compare the
     /// variants of BASE (or with --by, its values of that parameter), the first one being the base
@@ -329,6 +361,13 @@ pub struct RunArgs {
     /// within a few ms; docs/fleet.md)
     #[arg(long, value_name = "UNIX_S")]
     pub start_at: Option<f64>,
+    /// This host's name in the fleet's inventory, kept with the run (export, `load`, and
+    /// `compare HOST:RUN` on a central database) [default: the host name]
+    #[arg(long, env = "RACEHORSE_INVENTORY_NAME", value_name = "NAME")]
+    pub inventory_name: Option<String>,
+    /// The campaign this run belongs to (a fleet's runs of one suite), kept with the run
+    #[arg(long, env = "RACEHORSE_CAMPAIGN", value_name = "ID")]
+    pub campaign: Option<String>,
     /// Words after -- for workloads that run a program (help generated from the engines)
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub program: Vec<String>,

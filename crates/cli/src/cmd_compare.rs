@@ -2,6 +2,7 @@
 //! report, and render it in the chosen format to stdout or a file.
 
 use crate::args::{CiMethodArg, Cli, CompareArgs, ReportArgs, ReportFormat};
+use crate::cmd_central::central_url;
 use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
@@ -129,17 +130,23 @@ fn check_percent_and_level(level: f64, noisy_cv_pct: f64) -> Result<(), Failure>
     Ok(())
 }
 
-/// The base and new sides the arguments name: runs, variants, or slices along `--by`.
-fn sides(store: &Store, a: &CompareArgs) -> Result<(Side, Vec<Side>), Failure> {
+/// The base and new sides the arguments name (`base_key`, `new_keys`: the run keys in
+/// `store`): runs, variants, or slices along `--by`.
+fn sides(
+    store: &Store,
+    a: &CompareArgs,
+    base_key: &str,
+    new_keys: &[String],
+) -> Result<(Side, Vec<Side>), Failure> {
     let by = a.by.as_deref().map(By::parse).transpose().map_err(Failure::usage)?;
-    let base = load_side(store, &a.base, false)?;
-    if a.new.is_empty() {
+    let base = load_side(store, base_key, false)?;
+    if new_keys.is_empty() {
         return match &by {
             Some(by) => split_run(&base, by).map_err(Failure::usage),
             None => variant_sides(base),
         };
     }
-    let news = a.new.iter().map(|k| load_side(store, k, false)).collect::<Result<Vec<_>, _>>()?;
+    let news = new_keys.iter().map(|k| load_side(store, k, false)).collect::<Result<Vec<_>, _>>()?;
     match &by {
         Some(by) => slice_sides(&base, &news, by).map_err(Failure::usage),
         None => Ok((base, news)),
@@ -168,8 +175,21 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
             "--fail-on-regression takes a percentage >= 0, e.g. 5 for a 5% loss; got {p}"
         )));
     }
-    let store = open_store_read_only(cli)?;
-    let (base, news) = sides(&store, a)?;
+    let (base, news) = match central_url(cli) {
+        Some(url) => {
+            let keys: Vec<String> = std::iter::once(a.base.clone()).chain(a.new.iter().cloned()).collect();
+            let (store, keys) = crate::cmd_central::runs(&url, &keys)?;
+            let (mut base, mut news) = sides(&store, a, &keys[0], &keys[1..])?;
+            // Sides read from the central database are named by their host.
+            for side in std::iter::once(&mut base).chain(news.iter_mut()) {
+                if side.scope.store.is_none() {
+                    side.scope.store = Some(format!("host {}", side.run.inventory_name));
+                }
+            }
+            (base, news)
+        }
+        None => sides(&open_store_read_only(cli)?, a, &a.base, &a.new)?,
+    };
     let opts = CompareOptions {
         level: a.level,
         ci_method: match a.ci_method {
@@ -208,8 +228,11 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
 
 pub fn report(cli: &Cli, a: &ReportArgs) -> CmdResult {
     check_percent_and_level(0.5, a.noisy_cv_pct)?;
-    let store = open_store_read_only(cli)?;
-    let side = load_side(&store, &a.run, true)?;
+    let (store, key) = match central_url(cli) {
+        Some(url) => crate::cmd_central::one_run(&url, &a.run)?,
+        None => (open_store_read_only(cli)?, a.run.clone()),
+    };
+    let side = load_side(&store, &key, true)?;
     if side.cells.is_empty() {
         return Err(Failure::usage(format!("{} has no cells yet; nothing to report", side.name())));
     }

@@ -220,16 +220,30 @@ fn print_plan(plan: &Plan) {
 }
 
 pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
+    refuse_central(cli)?;
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
     let store = Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
     let _ = store.mark_abandoned_runs();
     Ok(store)
 }
 
+/// A run and `import` write a SQLite store; a central database is loaded with `load`.
+fn refuse_central(cli: &Cli) -> Result<(), Failure> {
+    match crate::cmd_central::central_url(cli) {
+        Some(url) => Err(Failure::usage(format!(
+            "{} is a central PostgreSQL database: runs and `import` write a SQLite store (--db FILE); \
+             export runs and `racehorse load --db URL FILE…` them into the central database",
+            racehorse_central::redacted(&url)
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The store for a command that only reads it (list, show, export, env, compare, report):
 /// opened read-only, so read-only media and other users' stores work and nothing is
 /// created. A missing store or a path that is not a store is a usage error.
 pub fn open_store_read_only(cli: &Cli) -> Result<Store, Failure> {
+    refuse_central(cli)?;
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
     Store::open_read_only(&path).map_err(|e| match e {
         racehorse_store::StoreError::NotAStore { .. } => Failure::usage(e),
@@ -287,6 +301,8 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         warm_up: !a.no_warm_up,
         start_at: start_at(a.start_at)?,
         version: env!("CARGO_PKG_VERSION").to_string(),
+        inventory_name: fleet_name("--inventory-name", a.inventory_name.as_deref())?.unwrap_or_default(),
+        campaign: fleet_name("--campaign", a.campaign.as_deref())?,
     };
     execute_plan(cli, a, &store, &req, &signals)
 }
@@ -303,6 +319,19 @@ fn start_at(v: Option<f64>) -> Result<Option<std::time::SystemTime>, Failure> {
         )));
     }
     Ok(Some(std::time::UNIX_EPOCH + Duration::from_secs_f64(s)))
+}
+
+/// An inventory name or campaign id as given (flag or environment), checked.
+fn fleet_name(flag: &str, value: Option<&str>) -> Result<Option<String>, Failure> {
+    match value {
+        None => Ok(None),
+        Some(v) => match racehorse_store::fleet::name_problem(flag, v) {
+            Some(why) => {
+                Err(Failure::usage(format!("{why}; give a short name such as web-1 or 2026-11-kernel")))
+            }
+            None => Ok(Some(v.to_string())),
+        },
+    }
 }
 
 /// `--reps N` or `--reps auto`, then --max-reps and --target-ci-pct, which need adaptive

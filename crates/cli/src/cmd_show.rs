@@ -1,6 +1,7 @@
 //! `list`, `show`, `export` and `env`: reading the store.
 
-use crate::args::{Cli, EnvArgs, ExportArgs, ExportFormat, ShowArgs};
+use crate::args::{Cli, EnvArgs, ExportArgs, ExportFormat, ListArgs, ShowArgs};
+use crate::cmd_central::{central_url, one_run};
 use crate::cmd_compare::area_of;
 use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
@@ -13,7 +14,16 @@ use racehorse_report::units::date;
 use racehorse_report::{run_report, CompareOptions, RunReport, Side};
 use racehorse_store::{export_csv, export_json, Store};
 
-pub fn list(cli: &Cli, json: bool) -> CmdResult {
+pub fn list(cli: &Cli, a: &ListArgs) -> CmdResult {
+    if let Some(url) = central_url(cli) {
+        return crate::cmd_central::list(&url, a);
+    }
+    if a.campaign.is_some() {
+        return Err(Failure::usage(
+            "--campaign lists a campaign of a central database: give --db postgres://USER@HOST:PORT/DB",
+        ));
+    }
+    let json = a.json;
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
     if !path.exists() && json {
         return crate::json_out::print(&crate::json_out::runs(&[]));
@@ -79,15 +89,24 @@ pub fn print_finished_run(store: &Store, key: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The store to read and the key of the run in it: the `--db` store and `key`, or for a
+/// central database an in-memory store holding the run `key` names there.
+fn store_and_key(cli: &Cli, key: &str) -> Result<(Store, String), Failure> {
+    match central_url(cli) {
+        Some(url) => one_run(&url, key),
+        None => Ok((open_store_read_only(cli)?, key.to_string())),
+    }
+}
+
 pub fn show(cli: &Cli, a: &ShowArgs) -> CmdResult {
-    let store = open_store_read_only(cli)?;
-    print_run(&store, &a.run, ShowOptions { reps: a.reps, latency: a.latency }, a.json)?;
+    let (store, key) = store_and_key(cli, &a.run)?;
+    print_run(&store, &key, ShowOptions { reps: a.reps, latency: a.latency }, a.json)?;
     Ok(0)
 }
 
 pub fn export(cli: &Cli, a: &ExportArgs) -> CmdResult {
-    let store = open_store_read_only(cli)?;
-    let run = store.resolve_run(&a.run).map_err(Failure::usage)?;
+    let (store, key) = store_and_key(cli, &a.run)?;
+    let run = store.resolve_run(&key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
     let text = match a.format {
         ExportFormat::Json => export_json(&run, &cells),
@@ -103,8 +122,8 @@ pub fn export(cli: &Cli, a: &ExportArgs) -> CmdResult {
 pub fn env(cli: &Cli, a: &EnvArgs) -> CmdResult {
     let environment = match &a.run {
         Some(key) => {
-            let store = open_store_read_only(cli)?;
-            let run = store.resolve_run(key).map_err(Failure::usage)?;
+            let (store, key) = store_and_key(cli, key)?;
+            let run = store.resolve_run(&key).map_err(Failure::usage)?;
             serde_json::from_str::<env::Environment>(&run.env_json)
                 .context("the run's environment is not readable")?
         }

@@ -36,6 +36,9 @@ pub fn runs(runs: &[RunInfo]) -> Value {
                 "cpu_method": r.cpu_method,
                 "cells_ok": r.cells_ok,
                 "cells_failed": r.cells_failed,
+                "uuid": r.uuid,
+                "inventory_name": r.inventory_name,
+                "campaign": r.campaign,
             })
         })
         .collect();

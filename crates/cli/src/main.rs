@@ -7,6 +7,7 @@
 
 mod args;
 mod args_plugd;
+mod cmd_central;
 mod cmd_compare;
 mod cmd_docs;
 mod cmd_import;
@@ -93,7 +94,7 @@ fn main() -> ExitCode {
     quiet_on_closed_pipe(&cli.command);
     let result = match &cli.command {
         Command::Run(a) => cmd_run::run(&cli, a),
-        Command::List(a) => cmd_show::list(&cli, a.json),
+        Command::List(a) => cmd_show::list(&cli, a),
         Command::Show(a) => cmd_show::show(&cli, a),
         Command::Export(a) => cmd_show::export(&cli, a),
         Command::Env(a) => cmd_show::env(&cli, a),
@@ -103,6 +104,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd_compare::compare(&cli, a),
         Command::Report(a) => cmd_compare::report(&cli, a),
         Command::Import(a) => cmd_import::import(&cli, a),
+        Command::Load(a) => cmd_central::load(&cli, a),
         Command::Restore => cmd_run::restore(),
         Command::Plugd(a) => cmd_plugd::plugd(a, cli.verbose > 0),
         Command::Serve(a) => cmd_serve::serve(a),

@@ -76,6 +76,9 @@ mod tests {
             cpu_method: method.into(),
             cells_ok: 0,
             cells_failed: 0,
+            uuid: String::new(),
+            inventory_name: "h".into(),
+            campaign: None,
         }
     }
 

@@ -66,6 +66,9 @@ pub fn run_info(id: i64, label: &str) -> RunInfo {
         cpu_method: "hotplug".into(),
         cells_ok: 0,
         cells_failed: 0,
+        uuid: format!("00000000-0000-4000-8000-{id:012}"),
+        inventory_name: "synthetic".into(),
+        campaign: None,
     }
 }
 

@@ -46,6 +46,10 @@ pub struct RunRequest {
     /// is guarded and before the run is recorded and its first cell begins.
     pub start_at: Option<SystemTime>,
     pub version: String,
+    /// The host's name in the fleet's inventory (empty: the host name).
+    pub inventory_name: String,
+    /// The campaign the run belongs to, if any.
+    pub campaign: Option<String>,
 }
 
 /// How a run ended.
@@ -184,7 +188,9 @@ fn wait_for_start(req: &RunRequest, signals: &StopSignals, sinks: &mut [&mut dyn
                 ),
             },
         ),
-        Ok(left) => notice(sinks, format!("waiting {:.3} s for the campaign's start time", left.as_secs_f64())),
+        Ok(left) => {
+            notice(sinks, format!("waiting {:.3} s for the campaign's start time", left.as_secs_f64()))
+        }
     }
     while !signals.requested() {
         match at.duration_since(SystemTime::now()) {
@@ -301,6 +307,8 @@ fn record_run(req: &RunRequest, store: &Store, excl: &exclusivity::Exclusivity) 
             exclusivity_json: serde_json::to_string(excl).unwrap_or_default(),
             racehorse_version: req.version.clone(),
             cpu_method: environment.cpu_control.clone(),
+            inventory_name: req.inventory_name.clone(),
+            campaign: req.campaign.clone(),
         })
         .context("creating the run in the store")
 }

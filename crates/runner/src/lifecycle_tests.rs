@@ -41,6 +41,8 @@ impl Bench {
             warm_up: true,
             start_at: None,
             version: "test".into(),
+            inventory_name: String::new(),
+            campaign: None,
         }
     }
 
@@ -208,6 +210,8 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
             exclusivity_json: "{}".into(),
             racehorse_version: "t".into(),
             cpu_method: "none".into(),
+            inventory_name: String::new(),
+            campaign: None,
         })
         .unwrap();
     let path = PathBuf::from(b.store.path());

@@ -44,6 +44,10 @@ pub enum StoreError {
     #[error("the store has an unreadable {table} row (id {id}): {detail}")]
     Corrupt { table: &'static str, id: i64, detail: String },
 
+    /// No random bytes for a run's UUID.
+    #[error("cannot read /dev/urandom for the run's UUID: {0}")]
+    Random(std::io::Error),
+
     /// Any other SQLite failure.
     #[error("store database error: {0}")]
     Sqlite(#[from] rusqlite::Error),

@@ -48,6 +48,9 @@ fn run_json(run: &RunInfo) -> Json {
         "cpu_method": run.cpu_method,
         "cells_ok": run.cells_ok,
         "cells_failed": run.cells_failed,
+        "uuid": run.uuid,
+        "inventory_name": run.inventory_name,
+        "campaign": run.campaign,
     })
 }
 
@@ -133,13 +136,18 @@ fn quality_json(cell: &CellResult) -> Json {
 /// The run and its cells as pretty-printed JSON (contract `racehorse-run`, [`FORMAT_VERSION`]).
 /// Non-finite numbers are written as null.
 pub fn export_json(run: &RunInfo, cells: &[CellResult]) -> String {
-    let doc = json!({
+    format!("{:#}\n", export_doc(run, cells))
+}
+
+/// The export document itself (what [`export_json`] prints), for loaders that need the
+/// values rather than the text (`racehorse load` of a SQLite store).
+pub fn export_doc(run: &RunInfo, cells: &[CellResult]) -> Json {
+    json!({
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "run": run_json(run),
         "cells": cells.iter().map(cell_json).collect::<Vec<_>>(),
-    });
-    format!("{doc:#}\n")
+    })
 }
 
 /// Quotes a CSV field per RFC 4180 when it holds a comma, quote, CR or LF.

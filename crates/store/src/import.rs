@@ -1,7 +1,7 @@
 //! Loading a JSON export (contract `racehorse-run` v1, docs/formats.md) into a store as a new
 //! run with its host, label, environment and cells, so that runs move between stores. A run
-//! already in the store (same host, start second, label, command and racehorse version) is
-//! not loaded twice.
+//! already in the store (same UUID; for exports without one, same host, start second, label,
+//! command and racehorse version) is not loaded twice.
 
 use crate::cells::{insert_cell_row, insert_latencies, parse_cell_status, parse_cpu_method};
 use crate::error::Result;
@@ -34,6 +34,11 @@ pub struct ExportedRun {
     pub run: NewRun,
     /// The run's id in the store it was exported from.
     pub source_id: i64,
+    /// The run's globally unique id: the export's `uuid`, or for an export written before
+    /// runs had one, a stable id derived from its host, start, label, command and version.
+    pub uuid: String,
+    /// Whether the export carried the UUID (false: derived, an export from before UUIDs).
+    pub uuid_given: bool,
     pub started_at_unix_s: i64,
     pub finished_at_unix_s: Option<i64>,
     pub status: RunStatus,
@@ -93,6 +98,11 @@ fn embedded_text(v: &Json) -> String {
 pub fn parse_export(text_in: &str) -> std::result::Result<ExportedRun, ImportError> {
     let doc: Json =
         serde_json::from_str(text_in).map_err(|e| field("(document)", format!("not JSON: {e}")))?;
+    parse_export_value(&doc)
+}
+
+/// Reads an export already parsed as JSON: the run and its cells.
+pub fn parse_export_value(doc: &Json) -> std::result::Result<ExportedRun, ImportError> {
     if doc["format"] != FORMAT_NAME {
         return Err(ImportError::NotAnExport { found: doc["format"].to_string() });
     }
@@ -110,6 +120,20 @@ pub fn parse_export(text_in: &str) -> std::result::Result<ExportedRun, ImportErr
         exclusivity_json: embedded_text(&r["exclusivity"]),
         racehorse_version: text(r, "racehorse_version")?,
         cpu_method: text(r, "cpu_method")?,
+        inventory_name: r["inventory_name"].as_str().unwrap_or_default().to_string(),
+        campaign: r["campaign"].as_str().map(str::to_string),
+    };
+    let started_at_unix_s = int(r, "started_at_unix_s")?;
+    let uuid = match &r["uuid"] {
+        Json::Null => crate::fleet::derived_uuid(&[
+            &run.host,
+            &started_at_unix_s.to_string(),
+            &run.label,
+            &run.command,
+            &run.racehorse_version,
+        ]),
+        Json::String(u) if crate::fleet::is_uuid(u) => u.to_ascii_lowercase(),
+        _ => return Err(field("run.uuid", "not a UUID")),
     };
     let mut latencies_without_histogram = 0;
     let cells = doc["cells"]
@@ -125,7 +149,9 @@ pub fn parse_export(text_in: &str) -> std::result::Result<ExportedRun, ImportErr
     Ok(ExportedRun {
         run,
         source_id: int(r, "id")?,
-        started_at_unix_s: int(r, "started_at_unix_s")?,
+        uuid_given: !r["uuid"].is_null(),
+        uuid,
+        started_at_unix_s,
         finished_at_unix_s: r["finished_at_unix_s"].as_i64(),
         status,
         cells,
@@ -232,9 +258,16 @@ fn quality(q: &Json) -> std::result::Result<CellQuality, ImportError> {
 }
 
 impl Store {
-    /// The run that `r` was exported from, when it is already here: same host, start second,
-    /// label, command and racehorse version.
+    /// The run that `r` was exported from, when it is already here: same UUID, or for an
+    /// export without one, same host, start second, label, command and racehorse version.
     pub fn find_same_run(&self, r: &ExportedRun) -> Result<Option<i64>> {
+        let same_uuid = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE uuid = ?1", [&r.uuid], |row| row.get(0))
+            .optional()?;
+        if same_uuid.is_some() || r.uuid_given {
+            return Ok(same_uuid);
+        }
         Ok(self
             .conn
             .query_row(
@@ -255,8 +288,9 @@ impl Store {
         let tx = self.conn.unchecked_transaction()?;
         tx.execute(
             "INSERT INTO runs (label, started_at_unix_s, finished_at_unix_s, status, host, command, \
-             suite_json, env_json, exclusivity_json, racehorse_version, cpu_method, pid) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL)",
+             suite_json, env_json, exclusivity_json, racehorse_version, cpu_method, pid, uuid, \
+             inventory_name, campaign) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL, ?12, ?13, ?14)",
             params![
                 r.run.label,
                 r.started_at_unix_s,
@@ -269,6 +303,9 @@ impl Store {
                 r.run.exclusivity_json,
                 r.run.racehorse_version,
                 r.run.cpu_method,
+                r.uuid,
+                if r.run.inventory_name.is_empty() { &r.run.host } else { &r.run.inventory_name },
+                r.run.campaign,
             ],
         )?;
         let run_id = tx.last_insert_rowid();

@@ -70,3 +70,56 @@ fn latencies_without_a_histogram_are_counted_not_invented() {
     assert_eq!(r.latencies_without_histogram, 4, "two ops in each of two cells");
     assert!(r.cells.iter().all(|c| c.latencies.is_empty()));
 }
+
+#[test]
+fn the_export_carries_the_fleet_identity_and_import_keeps_it() {
+    let store = Store::open_in_memory().unwrap();
+    let run = NewRun { inventory_name: "web-1".into(), campaign: Some("c7".into()), ..new_run("f") };
+    let id = store.create_run(&run).unwrap();
+    let info = store.run(id).unwrap().unwrap();
+    assert!(crate::fleet::is_uuid(&info.uuid), "{}", info.uuid);
+    let doc: serde_json::Value = serde_json::from_str(&export_json(&info, &[])).unwrap();
+    assert_eq!(doc["run"]["uuid"], info.uuid.as_str());
+    assert_eq!(
+        (doc["run"]["inventory_name"].as_str(), doc["run"]["campaign"].as_str()),
+        (Some("web-1"), Some("c7"))
+    );
+    let r = parse_export(&export_json(&info, &[])).unwrap();
+    let other = Store::open_in_memory().unwrap();
+    let Imported::New(new_id) = other.import_run(&r).unwrap() else { panic!("a new run") };
+    let moved = other.run(new_id).unwrap().unwrap();
+    assert_eq!(
+        (moved.uuid, moved.inventory_name, moved.campaign),
+        (info.uuid.clone(), "web-1".into(), Some("c7".into()))
+    );
+    assert_eq!(
+        other.resolve_run(&info.uuid[..8]).unwrap().id,
+        new_id,
+        "a run is found by a prefix of its uuid"
+    );
+    // A different run (another uuid) with the same host, start, label and command is a new run.
+    let mut twin = r.clone();
+    twin.uuid = crate::fleet::new_uuid().unwrap();
+    assert!(matches!(other.import_run(&twin).unwrap(), Imported::New(_)));
+}
+
+#[test]
+fn an_export_without_uuid_gets_a_stable_derived_one() {
+    let (text, _) = exported();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for k in ["uuid", "inventory_name", "campaign"] {
+        doc["run"].as_object_mut().unwrap().remove(k);
+    }
+    let a = parse_export(&doc.to_string()).unwrap();
+    let b = parse_export(&doc.to_string()).unwrap();
+    assert!(!a.uuid_given && a.uuid == b.uuid && &a.uuid[14..15] == "8", "{}", a.uuid);
+    let other = Store::open_in_memory().unwrap();
+    let Imported::New(id) = other.import_run(&a).unwrap() else { panic!("a new run") };
+    assert_eq!(
+        other.run(id).unwrap().unwrap().inventory_name,
+        "testhost",
+        "the host stands for the inventory name"
+    );
+    doc["run"]["uuid"] = serde_json::json!("not-a-uuid");
+    assert_eq!(parse_export(&doc.to_string()).unwrap_err().to_string(), "run.uuid: not a UUID");
+}

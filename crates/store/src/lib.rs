@@ -6,14 +6,15 @@
 mod cells;
 pub mod error;
 pub mod export;
+pub mod fleet;
 pub mod import;
 mod resolve;
 pub mod schema;
 mod store;
 
 pub use error::{Result, StoreError};
-pub use export::{export_csv, export_json, FORMAT_VERSION};
-pub use import::{parse_export, ExportedRun, ImportError, Imported};
+pub use export::{export_csv, export_doc, export_json, FORMAT_VERSION};
+pub use import::{parse_export, parse_export_value, ExportedRun, ImportError, Imported};
 pub use schema::SCHEMA_VERSION;
 pub use store::{default_path, NewRun, RunInfo, Store};
 

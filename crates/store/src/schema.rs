@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
 /// Never edit a released step: append a new one (see docs/formats.md).
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -117,6 +117,21 @@ ALTER TABLE cells ADD COLUMN noisy TEXT;
 ALTER TABLE cells ADD COLUMN below_resolution_json TEXT NOT NULL DEFAULT '{}';
 ";
 
+/// Version 5: fleet identity (issue 30): a globally unique id per run (a random UUID; runs
+/// stored before get a fresh one here, every `randomblob` drawn per row), the host's name in
+/// the inventory (before: the host name) and an optional campaign id.
+const V5: &str = "
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+ALTER TABLE runs ADD COLUMN inventory_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN campaign TEXT;
+UPDATE runs SET inventory_name = host,
+    uuid = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2)
+        || '-' || substr('89ab', 1 + abs(random() % 4), 1) || substr(hex(randomblob(2)), 2) || '-'
+        || hex(randomblob(6)));
+CREATE UNIQUE INDEX runs_uuid ON runs(uuid);
+CREATE INDEX runs_campaign ON runs(campaign);
+";
+
 /// The schema version recorded in the database.
 pub fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("PRAGMA user_version", [], |row| row.get(0))?)
@@ -136,6 +151,23 @@ pub fn migrate(conn: &mut Connection, path: &str) -> Result<()> {
         let tx = conn.transaction().map_err(fail)?;
         tx.execute_batch(step).map_err(fail)?;
         tx.pragma_update(None, "user_version", version).map_err(fail)?;
+        tx.commit().map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// Creates the database at `path` at schema version `version` (an older one): a fixture of a
+/// store written by an earlier racehorse, for tests of the upgrade in place.
+pub fn create_at_version(path: &std::path::Path, version: i64) -> Result<()> {
+    let shown = path.display().to_string();
+    let mut conn =
+        Connection::open(path).map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+    let steps = usize::try_from(version).unwrap_or(0).min(MIGRATIONS.len());
+    for (i, step) in MIGRATIONS.iter().enumerate().take(steps) {
+        let fail = |source| StoreError::Migration { path: shown.clone(), version: i as i64 + 1, source };
+        let tx = conn.transaction().map_err(fail)?;
+        tx.execute_batch(step).map_err(fail)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1).map_err(fail)?;
         tx.commit().map_err(fail)?;
     }
     Ok(())
@@ -184,6 +216,38 @@ mod tests {
         migrate(&mut conn, "old.db").unwrap();
         let settings: String = conn.query_row("SELECT settings_json FROM cells", [], |r| r.get(0)).unwrap();
         assert_eq!((settings.as_str(), user_version(&conn).unwrap()), ("{}", SCHEMA_VERSION));
+    }
+
+    #[test]
+    fn a_version_4_database_gives_every_run_its_own_uuid_and_keeps_its_host() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for (i, step) in MIGRATIONS[..4].iter().enumerate() {
+            conn.execute_batch(step).unwrap();
+            conn.pragma_update(None, "user_version", i as i64 + 1).unwrap();
+        }
+        for host in ["a", "b", "c"] {
+            conn.execute(
+                "INSERT INTO runs (label, started_at_unix_s, status, host, command, suite_json, env_json, \
+                 exclusivity_json, racehorse_version, cpu_method) VALUES ('l', 0, 'complete', ?1, 'c', '[]', \
+                 '{}', '{}', '0', 'none')",
+                [host],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn, "old.db").unwrap();
+        let mut stmt = conn.prepare("SELECT uuid, inventory_name, campaign FROM runs ORDER BY id").unwrap();
+        let rows: Vec<(String, String, Option<String>)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        let names: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"], "the inventory name of an old run is its host");
+        assert!(
+            rows.iter().all(|r| crate::fleet::is_uuid(&r.0) && &r.0[14..15] == "4" && r.2.is_none()),
+            "{rows:?}"
+        );
+        assert!(rows[0].0 != rows[1].0 && rows[1].0 != rows[2].0, "one uuid per run: {rows:?}");
     }
 
     #[test]

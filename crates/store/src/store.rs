@@ -31,6 +31,10 @@ pub struct NewRun {
     pub exclusivity_json: String,
     pub racehorse_version: String,
     pub cpu_method: String,
+    /// The host's name in the fleet's inventory (`run --inventory-name`); empty: `host`.
+    pub inventory_name: String,
+    /// The campaign the run belongs to (`run --campaign`), if any.
+    pub campaign: Option<String>,
 }
 
 /// A stored run with counts of its cells.
@@ -52,12 +56,20 @@ pub struct RunInfo {
     pub cells_ok: u32,
     /// Cells with any other status (`failed`, `interrupted`).
     pub cells_failed: u32,
+    /// Globally unique id of the run (a UUID made when it was created), kept by export,
+    /// import and the central store.
+    pub uuid: String,
+    /// The host's name in the fleet's inventory (the host name unless given).
+    pub inventory_name: String,
+    /// The campaign the run belongs to, if any.
+    pub campaign: Option<String>,
 }
 
 const RUN_COLUMNS: &str = "r.id, r.label, r.started_at_unix_s, r.finished_at_unix_s, r.status, r.host, \
      r.command, r.suite_json, r.env_json, r.exclusivity_json, r.racehorse_version, r.cpu_method, \
      (SELECT count(*) FROM cells c WHERE c.run_id = r.id AND c.status = 'ok'), \
-     (SELECT count(*) FROM cells c WHERE c.run_id = r.id AND c.status <> 'ok')";
+     (SELECT count(*) FROM cells c WHERE c.run_id = r.id AND c.status <> 'ok'), \
+     r.uuid, r.inventory_name, r.campaign";
 
 /// Default database location: `$XDG_DATA_HOME/racehorse/racehorse.db`, else
 /// `~/.local/share/racehorse/racehorse.db`, else `racehorse.db` in the current directory.
@@ -112,6 +124,9 @@ fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
         cpu_method: row.get(11)?,
         cells_ok: row.get(12)?,
         cells_failed: row.get(13)?,
+        uuid: row.get::<_, Option<String>>(14)?.unwrap_or_default(),
+        inventory_name: row.get(15)?,
+        campaign: row.get(16)?,
     })
 }
 
@@ -224,12 +239,15 @@ impl Store {
         &self.path
     }
 
-    /// Records a new run in state `running`, owned by this process; returns its id.
+    /// Records a new run in state `running`, owned by this process, with a new random UUID;
+    /// returns its id.
     pub fn create_run(&self, run: &NewRun) -> Result<i64> {
+        let uuid = crate::fleet::new_uuid().map_err(StoreError::Random)?;
+        let inventory = if run.inventory_name.is_empty() { &run.host } else { &run.inventory_name };
         self.conn.execute(
             "INSERT INTO runs (label, started_at_unix_s, status, host, command, suite_json, env_json, \
-             exclusivity_json, racehorse_version, cpu_method, pid) \
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             exclusivity_json, racehorse_version, cpu_method, pid, uuid, inventory_name, campaign) \
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 run.label,
                 now_unix_s(),
@@ -241,6 +259,9 @@ impl Store {
                 run.racehorse_version,
                 run.cpu_method,
                 i64::from(std::process::id()),
+                uuid,
+                inventory,
+                run.campaign,
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
@@ -288,6 +309,9 @@ impl Store {
         if let Some(run) = self.conn.query_row(&sql, [key], run_from_row).optional()? {
             return Ok(run);
         }
+        if let Some(run) = self.run_by_uuid_prefix(key)? {
+            return Ok(run);
+        }
         let mut candidates: Vec<String> = Vec::new();
         let mut stmt = self.conn.prepare("SELECT label, max(id) FROM runs GROUP BY label ORDER BY 2 DESC")?;
         for label in stmt.query_map([], |row| row.get::<_, String>(0))? {
@@ -301,6 +325,21 @@ impl Store {
             key: key.to_owned(),
             suggestions: resolve::suggestions(key, &candidates),
         })
+    }
+
+    /// The one run whose UUID starts with `prefix` (at least 8 hexadecimal digits and
+    /// dashes), or None when no run or several do.
+    pub fn run_by_uuid_prefix(&self, prefix: &str) -> Result<Option<RunInfo>> {
+        let prefix = prefix.to_ascii_lowercase();
+        if prefix.len() < 8 || !prefix.bytes().all(|c| c.is_ascii_hexdigit() || c == b'-') {
+            return Ok(None);
+        }
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs r WHERE substr(r.uuid, 1, ?2) = ?1 LIMIT 2");
+        let mut stmt = self.conn.prepare(&sql)?;
+        let found = stmt
+            .query_map(params![prefix, prefix.len() as i64], run_from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(if found.len() == 1 { found.into_iter().next() } else { None })
     }
 
     /// Marks runs still `running` whose process is gone (killed, machine rebooted) as

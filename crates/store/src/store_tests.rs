@@ -171,9 +171,15 @@ fn an_older_schema_is_read_through_a_copy_in_memory() {
         for col in ["outside_cpu_s", "kthread_cpu_s", "own_cpu_s", "noisy", "below_resolution_json"] {
             store.conn.execute_batch(&format!("ALTER TABLE cells DROP COLUMN {col};")).unwrap();
         }
+        store.conn.execute_batch("DROP INDEX runs_uuid; DROP INDEX runs_campaign;").unwrap();
+        for col in ["uuid", "inventory_name", "campaign"] {
+            store.conn.execute_batch(&format!("ALTER TABLE runs DROP COLUMN {col};")).unwrap();
+        }
     }
     let store = Store::open_read_only(&path).unwrap();
-    assert_eq!(store.list_runs().unwrap().len(), 1);
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(crate::fleet::is_uuid(&runs[0].uuid) && runs[0].inventory_name == "testhost", "{runs:?}");
     assert!(store.run_cells(1).unwrap().is_empty());
     let conn = rusqlite::Connection::open(&path).unwrap();
     assert_eq!(schema::user_version(&conn).unwrap(), 3, "the file is not migrated");

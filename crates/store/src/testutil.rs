@@ -16,6 +16,8 @@ pub fn new_run(label: &str) -> NewRun {
         exclusivity_json: r#"{"load1":0.1,"warnings":[]}"#.into(),
         racehorse_version: "0.1.0".into(),
         cpu_method: "affinity".into(),
+        inventory_name: String::new(),
+        campaign: None,
     }
 }
 

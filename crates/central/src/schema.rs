@@ -1,0 +1,151 @@
+//! The central schema: PostgreSQL schema `racehorse`, brought forward by an ordered list of
+//! steps recorded in its own table `racehorse.schema_migrations` (version, description,
+//! when). Loaders take an advisory lock while migrating, so that several `racehorse load`
+//! at once apply each step once. A database migrated by a newer racehorse is refused.
+
+use crate::error::{sql, CentralError};
+use postgres::Client;
+
+/// Steps in order: step `i` moves the schema from version `i` to `i + 1`. Never edit a
+/// released step; append one (docs/central-store.md lists them).
+const STEPS: &[(&str, &str)] = &[("runs, cells, campaigns and their hosts", V1), ("view run_counts", V2)];
+
+/// The central schema version this racehorse writes and reads.
+pub const CENTRAL_VERSION: i32 = STEPS.len() as i32;
+
+/// The advisory lock key held while migrating ("rh30").
+const MIGRATION_LOCK: i64 = 0x7268_3330;
+
+const V1: &str = "
+CREATE TABLE racehorse.runs (
+    uuid               uuid    PRIMARY KEY,
+    inventory_name     text    NOT NULL,
+    campaign           text,
+    source_id          bigint  NOT NULL,
+    label              text    NOT NULL,
+    started_at_unix_s  bigint  NOT NULL,
+    finished_at_unix_s bigint,
+    status             text    NOT NULL,
+    host               text    NOT NULL,
+    command            text    NOT NULL,
+    racehorse_version  text    NOT NULL,
+    cpu_method         text    NOT NULL,
+    suite              jsonb,
+    env                jsonb,
+    exclusivity        jsonb,
+    export_version     integer NOT NULL,
+    loaded_at_unix_s   bigint  NOT NULL,
+    updated_at_unix_s  bigint  NOT NULL
+);
+CREATE INDEX runs_inventory ON racehorse.runs (inventory_name, started_at_unix_s);
+CREATE INDEX runs_campaign ON racehorse.runs (campaign);
+CREATE INDEX runs_label ON racehorse.runs (label);
+
+CREATE TABLE racehorse.cells (
+    run_uuid             uuid    NOT NULL REFERENCES racehorse.runs (uuid) ON DELETE CASCADE,
+    match_key            text    NOT NULL,
+    rep                  integer NOT NULL,
+    dup                  integer NOT NULL,
+    idx                  integer NOT NULL,
+    workload             text    NOT NULL,
+    variant              text    NOT NULL,
+    status               text    NOT NULL,
+    unit                 text    NOT NULL,
+    throughput_per_s     double precision,
+    cpu_total_per_unit_s double precision,
+    cell                 jsonb   NOT NULL,
+    loaded_at_unix_s     bigint  NOT NULL,
+    PRIMARY KEY (run_uuid, match_key, rep, dup)
+);
+CREATE INDEX cells_match_key ON racehorse.cells (match_key);
+
+CREATE TABLE racehorse.campaigns (
+    campaign          text   PRIMARY KEY,
+    started_at_unix_s bigint,
+    loaded_at_unix_s  bigint NOT NULL
+);
+
+CREATE TABLE racehorse.campaign_hosts (
+    campaign text NOT NULL REFERENCES racehorse.campaigns (campaign) ON DELETE CASCADE,
+    name     text NOT NULL,
+    outcome  text NOT NULL CHECK (outcome IN ('ok', 'unreachable', 'failed')),
+    detail   text NOT NULL,
+    PRIMARY KEY (campaign, name)
+);
+";
+
+/// Version 2: each run's cell counts as a view (what `list` shows).
+const V2: &str = "
+CREATE VIEW racehorse.run_counts AS
+    SELECT r.uuid AS run_uuid,
+           count(c.run_uuid) FILTER (WHERE c.status = 'ok') AS cells_ok,
+           count(c.run_uuid) FILTER (WHERE c.status <> 'ok') AS cells_failed
+    FROM racehorse.runs r LEFT JOIN racehorse.cells c ON c.run_uuid = r.uuid
+    GROUP BY r.uuid;
+";
+
+/// The version recorded in the database (0: never migrated).
+pub fn version(client: &mut Client) -> Result<i32, CentralError> {
+    let doing = "reading the central schema version";
+    let exists: bool = client
+        .query_one("SELECT to_regclass('racehorse.schema_migrations') IS NOT NULL", &[])
+        .map_err(sql(doing))?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = client
+        .query_one("SELECT coalesce(max(version), 0) FROM racehorse.schema_migrations", &[])
+        .map_err(sql(doing))?;
+    Ok(row.get(0))
+}
+
+/// Brings the database to [`CENTRAL_VERSION`]; returns the version found before.
+pub fn migrate(client: &mut Client) -> Result<i32, CentralError> {
+    migrate_to(client, CENTRAL_VERSION)
+}
+
+/// Brings the database to `target` (tests stop early to make an old database), one
+/// transaction per step, under the advisory lock.
+pub fn migrate_to(client: &mut Client, target: i32) -> Result<i32, CentralError> {
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(sql("waiting for the migration lock"))?;
+    let result = apply(client, target);
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
+    let found = result?;
+    unlocked.map_err(sql("releasing the migration lock"))?;
+    Ok(found)
+}
+
+fn apply(client: &mut Client, target: i32) -> Result<i32, CentralError> {
+    client
+        .batch_execute(
+            "CREATE SCHEMA IF NOT EXISTS racehorse; \
+             CREATE TABLE IF NOT EXISTS racehorse.schema_migrations (\
+                 version integer PRIMARY KEY, description text NOT NULL, applied_at_unix_s bigint NOT NULL)",
+        )
+        .map_err(sql("creating the schema racehorse (the user needs CREATE on the database)"))?;
+    let found = version(client)?;
+    if found > CENTRAL_VERSION {
+        return Err(CentralError::TooNew { found, known: CENTRAL_VERSION });
+    }
+    for (i, (description, step)) in STEPS
+        .iter()
+        .enumerate()
+        .take(usize::try_from(target).unwrap_or(0))
+        .skip(usize::try_from(found).unwrap_or(0))
+    {
+        let v = i as i32 + 1;
+        let doing = format!("migrating the central schema to version {v} ({description})");
+        let mut tx = client.transaction().map_err(sql(doing.clone()))?;
+        tx.batch_execute(step).map_err(sql(doing.clone()))?;
+        tx.execute(
+            "INSERT INTO racehorse.schema_migrations VALUES ($1, $2, extract(epoch FROM now())::bigint)",
+            &[&v, description],
+        )
+        .map_err(sql(doing.clone()))?;
+        tx.commit().map_err(sql(doing))?;
+    }
+    Ok(found)
+}
