@@ -5,7 +5,7 @@
 //! and the playbook's syntax check.
 
 use crate::common::{bin, is_root, machine_lock, text, Sandbox};
-use crate::fleet_hosts::{leftovers, Fleet};
+use crate::fleet_hosts::{leftovers, processes_named, Fleet};
 use crate::fleet_pg::{pg_bin, Pg};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -199,11 +199,6 @@ fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
     found
 }
 
-/// The store side (`racehorse load`, `list`/`compare --db postgres://…`) is in this binary.
-fn has_store_side() -> bool {
-    Command::new(bin()).args(["load", "--help"]).output().is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn a_campaign_on_four_hosts_survives_a_dead_host_and_lands_in_postgres() {
     if cannot_run(true).is_some() {
@@ -214,10 +209,6 @@ fn a_campaign_on_four_hosts_survives_a_dead_host_and_lands_in_postgres() {
     let fleet = Fleet::start(4).unwrap_or_else(|e| panic!("making the namespace hosts: {e}"));
     let pg = Pg::start().unwrap_or_else(|e| panic!("starting PostgreSQL: {e}"));
     let pg_pid = pg.pid().expect("postgres runs");
-    let store_side = has_store_side();
-    if !store_side {
-        eprintln!("note: this racehorse has no `load` yet (the store side of issue 30): the load and central checks are left out");
-    }
     let campaign = format!("e2e-{}", std::process::id());
     let token = format!(
         "tok-{}-{}",
@@ -225,7 +216,7 @@ fn a_campaign_on_four_hosts_survives_a_dead_host_and_lands_in_postgres() {
         SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()
     );
     let tmp = fleet.dir.path();
-    let dsn = if store_side { pg.dsn() } else { String::new() };
+    let dsn = pg.dsn();
     std::fs::write(tmp.join("inventory.json"), inventory(&fleet, &campaign, &dsn).to_string()).unwrap();
     let mut c = ansible(tmp);
     c.arg("-i").arg(tmp.join("inventory.json")).arg(test_playbook(tmp)).env("RACEHORSE_TOKEN", &token);
@@ -244,13 +235,13 @@ fn a_campaign_on_four_hosts_survives_a_dead_host_and_lands_in_postgres() {
     assert!(fleet.sshd_pids(3).is_empty() && !fleet.sshd_pids(0).is_empty(), "only h4's sshd was killed");
     let results = tmp.join("results").join(&campaign);
     check_manifest(&read_json(&results.join("manifest.json")), &campaign);
-    let counts = check_exports(&fleet, &results, &campaign, store_side);
-    if store_side {
-        check_central(&pg, &results, &campaign, &counts, &out);
-    }
+    let counts = check_exports(&fleet, &results, &campaign);
+    check_central(&pg, &results, &campaign, &counts, &out);
+    let masters = fleet.masters_prefix();
     drop(pg);
     drop(fleet);
     assert!(leftovers().is_empty(), "left behind: {:?}", leftovers());
+    assert!(processes_named(&masters).is_empty(), "ssh masters left behind");
     assert!(!Path::new(&format!("/proc/{pg_pid}")).exists(), "postgres (pid {pg_pid}) still runs");
     eprintln!("fleet: the whole test took {:.1} s", t0.elapsed().as_secs_f64());
 }
@@ -276,12 +267,7 @@ fn check_manifest(m: &Value, campaign: &str) {
 
 /// Each host's exports on the controller: the suite's cells, the net pair's run, the host's
 /// own hostname and environment; returns the cell count of every collected run by host.
-fn check_exports(
-    fleet: &Fleet,
-    results: &Path,
-    campaign: &str,
-    store_side: bool,
-) -> Vec<(String, String, usize)> {
+fn check_exports(fleet: &Fleet, results: &Path, campaign: &str) -> Vec<(String, String, usize)> {
     let mut counts = Vec::new();
     for h in &fleet.hosts {
         let dir = results.join(&h.name);
@@ -315,11 +301,9 @@ fn check_exports(
             assert!(cells
                 .iter()
                 .all(|c| c["status"] == "ok" && c["units"].as_f64().is_some_and(|u| u > 0.0)));
-            if store_side {
-                assert_eq!(run["inventory_name"], h.name.as_str(), "{run}");
-                assert_eq!(run["campaign"], campaign, "{run}");
-                assert!(run["uuid"].as_str().is_some_and(|u| u.len() == 36), "{run}");
-            }
+            assert_eq!(run["inventory_name"], h.name.as_str(), "{run}");
+            assert_eq!(run["campaign"], campaign, "{run}");
+            assert!(run["uuid"].as_str().is_some_and(|u| u.len() == 36), "{run}");
             counts.push((h.name.clone(), kind.to_string(), cells.len()));
         }
     }
@@ -423,7 +407,18 @@ fn start_at_holds_the_first_cell_until_the_campaign_time() {
     let now = || SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
     let at = now() + 3.0;
     let t0 = Instant::now();
-    let args = ["run", "null", "--label", "s", "--runtime", "200ms", "--warmup", "0s", "--no-warm-up"];
+    let args = [
+        "run",
+        "null",
+        "--label",
+        "s",
+        "--runtime",
+        "200ms",
+        "--warmup",
+        "0s",
+        "--no-warm-up",
+        "--no-drop-caches",
+    ];
     let with = |extra: &[&str]| -> Vec<String> { args.iter().chain(extra).map(|s| s.to_string()).collect() };
     let at_text = format!("{at:.3}");
     let o = sb.run(&with(&["--start-at", &at_text, "-v"]).iter().map(String::as_str).collect::<Vec<_>>());

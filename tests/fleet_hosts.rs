@@ -86,7 +86,20 @@ fn sweep_leftovers() {
             let _ = ip(&["netns", "del", ns]);
         }
     }
+    for veth in links() {
+        let _ = ip(&["link", "del", &veth]);
+    }
     let _ = ip(&["link", "del", BRIDGE]);
+}
+
+/// Links of the root namespace named rh-fleet-* (the bridge and the hosts' veth ends).
+fn links() -> Vec<String> {
+    let text = ip(&["-br", "link"]).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|n| n.split('@').next().unwrap_or(n).to_string())
+        .filter(|n| n.starts_with(NS_PREFIX))
+        .collect()
 }
 
 fn keygen(path: &Path) -> Result<(), String> {
@@ -207,14 +220,43 @@ fn wait_listening(addr: &str, port: u16) -> Result<(), String> {
     Err(format!("nothing listens on {sa} after 20 s"))
 }
 
+/// Processes whose command line starts with `prefix` (read from /proc/*/cmdline).
+pub fn processes_named(prefix: &str) -> Vec<i32> {
+    let procs = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    procs
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).starts_with(prefix)
+        })
+        .collect()
+}
+
+impl Fleet {
+    /// Where Ansible keeps its ssh ControlPersist sockets (ANSIBLE_SSH_CONTROL_PATH_DIR).
+    pub fn control_dir(&self) -> PathBuf {
+        self.dir.path().join("cp")
+    }
+
+    /// The command-line prefix of the ssh master processes ControlPersist leaves running.
+    pub fn masters_prefix(&self) -> String {
+        format!("ssh: {}/", self.control_dir().display())
+    }
+}
+
 impl Drop for Fleet {
     fn drop(&mut self) {
+        // ControlPersist masters outlive ansible-playbook by design; they are ours to end.
+        processes_named(&self.masters_prefix()).into_iter().for_each(kill);
         for h in &mut self.hosts {
             empty_namespace(&h.ns);
             if let Some(mut c) = h.sshd.take() {
                 let _ = c.kill();
                 let _ = c.wait();
             }
+            // The veth first: deleting it removes both ends at once, while the kernel frees a
+            // deleted namespace (and the veth end in it) asynchronously, seconds later.
+            let _ = ip(&["link", "del", &format!("rh-fleet-v{}", h.name.trim_start_matches('h'))]);
             let _ = ip(&["netns", "del", &h.ns]);
         }
         let _ = ip(&["link", "del", BRIDGE]);
@@ -224,7 +266,7 @@ impl Drop for Fleet {
     }
 }
 
-/// What the fleet left: namespaces named rh-fleet-* and the bridge (empty when it is gone).
+/// What the fleet left: namespaces and links named rh-fleet-* (empty when all is gone).
 pub fn leftovers() -> Vec<String> {
     let mut left: Vec<String> = ip(&["netns", "list"])
         .unwrap_or_default()
@@ -233,8 +275,6 @@ pub fn leftovers() -> Vec<String> {
         .filter(|n| n.starts_with(NS_PREFIX))
         .map(str::to_string)
         .collect();
-    if ip(&["link", "show", BRIDGE]).is_ok() {
-        left.push(BRIDGE.to_string());
-    }
+    left.extend(links());
     left
 }
