@@ -40,6 +40,12 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || need_pkgs+=(linux-image-cloud-amd64)
 # The jmh adapter runs a JMH benchmarks jar that maven builds from tests/fixtures/jmh-bench
 # (JMH from Maven Central) with the headless JDK (tests/jmh_cli.rs, scripts/build-jmh-bench.sh).
 command -v mvn >/dev/null 2>&1 || need_pkgs+=(maven)
+# The fleet test (tests/fleet_cli.rs) drives namespace "hosts" with dist/ansible's playbook:
+# ansible-core on the controller, an sshd per host, ip and unshare to make them.
+command -v ansible-playbook >/dev/null 2>&1 || need_pkgs+=(ansible-core)
+[ -x /usr/sbin/sshd ] || need_pkgs+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need_pkgs+=(openssh-client)
+command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -356,6 +356,11 @@ pub struct RunArgs {
     /// Do not run the first cell once, unmeasured, before the first measured window
     #[arg(long)]
     pub no_warm_up: bool,
+    /// Wait until this time (Unix seconds, fractions allowed) before the first cell, so that a
+    /// campaign's hosts start their measured windows together; needs clocks in sync (chrony,
+    /// within a few ms; docs/fleet.md)
+    #[arg(long, value_name = "UNIX_S")]
+    pub start_at: Option<f64>,
     /// This host's name in the fleet's inventory, kept with the run (export, `load`, and
     /// `compare HOST:RUN` on a central database) [default: the host name]
     #[arg(long, env = "RACEHORSE_INVENTORY_NAME", value_name = "NAME")]

@@ -316,11 +316,26 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         profile,
         noise_threshold: a.noise_threshold / 100.0,
         warm_up: !a.no_warm_up,
+        start_at: start_at(a.start_at)?,
         version: env!("CARGO_PKG_VERSION").to_string(),
         inventory_name: fleet_name("--inventory-name", a.inventory_name.as_deref())?.unwrap_or_default(),
         campaign: fleet_name("--campaign", a.campaign.as_deref())?,
     };
     execute_plan(cli, a, &store, &req, &signals)
+}
+
+/// `--start-at UNIX_S` as a time: a finite time after 2001 and at most 7 days ahead (a
+/// larger value is most likely milliseconds or a typo).
+fn start_at(v: Option<f64>) -> Result<Option<std::time::SystemTime>, Failure> {
+    let Some(s) = v else { return Ok(None) };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64());
+    let now = now.map_err(|e| anyhow::anyhow!("the clock is before 1970: {e}"))?;
+    if !(s.is_finite() && s > 1.0e9 && s <= now + 7.0 * 86400.0) {
+        return Err(Failure::usage(format!(
+            "--start-at {s}: give a Unix time in seconds within the next 7 days, e.g. $(( $(date +%s) + 60 ))"
+        )));
+    }
+    Ok(Some(std::time::UNIX_EPOCH + Duration::from_secs_f64(s)))
 }
 
 /// An inventory name or campaign id as given (flag or environment), checked.
@@ -469,5 +484,17 @@ mod tests {
     fn opt_flag_splits_values() {
         assert_eq!(parse_opt("clients=1,4").unwrap(), ("clients".into(), vec!["1".into(), "4".into()]));
         assert_eq!(parse_opt("clients").unwrap_err().code, 2);
+    }
+
+    #[test]
+    fn start_at_takes_unix_seconds_within_a_week() {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+        let at = start_at(Some(now + 10.5)).unwrap().unwrap();
+        let got = at.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+        assert!((got - (now + 10.5)).abs() < 1e-3, "{got}");
+        assert_eq!(start_at(None).unwrap(), None);
+        for bad in [f64::NAN, 12.0, now * 1000.0, now + 8.0 * 86400.0] {
+            assert_eq!(start_at(Some(bad)).unwrap_err().code, 2, "{bad}");
+        }
     }
 }

@@ -21,7 +21,7 @@ use racehorse_machine::{cpuctl, env, exclusivity, Guard, StopSignals, SysRoot};
 use racehorse_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Everything one run needs, as plain data.
 pub struct RunRequest {
@@ -42,6 +42,9 @@ pub struct RunRequest {
     pub noise_threshold: f64,
     /// Run the first cell once, unmeasured, before the first window.
     pub warm_up: bool,
+    /// A campaign's common start (`run --start-at`): the run waits for it once the machine
+    /// is guarded and before the run is recorded and its first cell begins.
+    pub start_at: Option<SystemTime>,
     pub version: String,
     /// The host's name in the fleet's inventory (empty: the host name).
     pub inventory_name: String,
@@ -169,6 +172,32 @@ fn take_lock(
         LockError::Held { .. } => RunError::Busy(e),
         LockError::Machine(m) => RunError::Machine(m).in_context("the machine lock"),
     })
+}
+
+/// Waits until `req.start_at`, in steps of at most 50 ms so that a stop signal ends the wait
+/// at once; a start time already past is a warning and the run starts now.
+fn wait_for_start(req: &RunRequest, signals: &StopSignals, sinks: &mut [&mut dyn Sink]) {
+    let Some(at) = req.start_at else { return };
+    match at.duration_since(SystemTime::now()) {
+        Err(late) => tell(
+            sinks,
+            Event::Warning {
+                message: format!(
+                    "--start-at passed {:.3} s ago: starting now, not together with the campaign",
+                    late.duration().as_secs_f64()
+                ),
+            },
+        ),
+        Ok(left) => {
+            notice(sinks, format!("waiting {:.3} s for the campaign's start time", left.as_secs_f64()))
+        }
+    }
+    while !signals.requested() {
+        match at.duration_since(SystemTime::now()) {
+            Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_millis(50))),
+            _ => break,
+        }
+    }
 }
 
 fn stopped(signals: &StopSignals) -> RunError {
@@ -314,6 +343,7 @@ pub fn run(
         tell(sinks, Event::Warning { message: w.clone() });
     }
     let mut guard = guard_machine(req, sinks)?;
+    wait_for_start(req, signals, sinks);
     if signals.requested() {
         drop(guard);
         return Err(stopped(signals));

@@ -39,6 +39,7 @@ impl Bench {
             profile: None,
             noise_threshold: 0.05,
             warm_up: true,
+            start_at: None,
             version: "test".into(),
             inventory_name: String::new(),
             campaign: None,
@@ -237,4 +238,43 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
     );
     let back: racehorse_core::CellResult = serde_json::from_value(doc["cell"].clone()).unwrap();
     assert_eq!(back, cell);
+}
+
+#[test]
+fn a_start_time_holds_the_run_until_then_and_says_so() {
+    let b = Bench::new();
+    let mut req = b.request(SUITE);
+    let at = std::time::SystemTime::now() + Duration::from_millis(700);
+    req.start_at = Some(at);
+    let (r, notes) = run_it(&b, &req, &StopSignals::never());
+    let r = r.unwrap();
+    assert!(std::time::SystemTime::now() >= at, "the run ended before its start time");
+    let run = b.store.list_runs().unwrap().into_iter().find(|x| x.id == r.run_id).unwrap();
+    let at_s = at.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    assert!(run.started_at_unix_s >= at_s, "recorded at {} before the start {at_s}", run.started_at_unix_s);
+    assert!(notes.iter().any(|n| n.contains("waiting") && n.contains("start time")), "{notes:?}");
+}
+
+#[test]
+fn a_start_time_already_past_warns_and_a_signal_ends_the_wait() {
+    let b = Bench::new();
+    let mut req = b.request(SUITE);
+    req.start_at = Some(std::time::SystemTime::now() - Duration::from_secs(5));
+    let (r, notes) = run_it(&b, &req, &StopSignals::never());
+    assert_eq!(r.unwrap().status, RunStatus::Complete);
+    assert!(notes.iter().any(|n| n.starts_with("warning: --start-at passed")), "{notes:?}");
+    // A start an hour away: a signal ends the wait at once and nothing is recorded.
+    req.start_at = Some(std::time::SystemTime::now() + Duration::from_secs(3600));
+    let signals = StopSignals::never();
+    let flag = signals.clone();
+    let t0 = std::time::Instant::now();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        flag.request(libc::SIGTERM);
+    });
+    let (r, _) = run_it(&b, &req, &signals);
+    stopper.join().unwrap();
+    assert_eq!(r.unwrap_err().exit_code(), 143);
+    assert!(t0.elapsed() < Duration::from_secs(5), "the wait did not end on the signal");
+    assert_eq!(b.store.list_runs().unwrap().len(), 1, "the stopped run was not recorded");
 }
