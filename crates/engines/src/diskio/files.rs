@@ -90,19 +90,27 @@ impl TestFiles {
         Ok(())
     }
 
-    /// What the files' extents add up to (FIEMAP) and how much of them the page cache holds
-    /// (mincore): None on a block device or where the filesystem cannot say. Files that do
-    /// not exist (yet) count nothing.
+    /// What the files' extents add up to (FIEMAP): None on a block device or where the
+    /// filesystem cannot say. Files that do not exist (yet) count nothing.
     pub fn allocation(&self) -> Option<Allocation> {
         self.dir.as_ref()?;
         let mut sum = Allocation::default();
         for p in self.paths.iter().filter(|p| p.exists()) {
-            let f = std::fs::File::open(p).ok()?;
-            let a = allocation(&f).ok()?;
-            sum.cached_bytes += crate::support::residency::cached_bytes(&f).ok()?;
+            let a = std::fs::File::open(p).and_then(|f| allocation(&f)).ok()?;
             sum.mapped_bytes += a.mapped_bytes;
             sum.unwritten_bytes += a.unwritten_bytes;
             sum.extents += a.extents;
+        }
+        Some(sum)
+    }
+
+    /// Bytes of the files the page cache holds (mincore): None on a block device or where
+    /// a file cannot be mapped. Files that do not exist (yet) count nothing.
+    pub fn cached_bytes(&self) -> Option<u64> {
+        self.dir.as_ref()?;
+        let mut sum = 0;
+        for p in self.paths.iter().filter(|p| p.exists()) {
+            sum += std::fs::File::open(p).and_then(|f| crate::support::residency::cached_bytes(&f)).ok()?;
         }
         Some(sum)
     }

@@ -53,7 +53,7 @@ impl Engine for DiskIo {
         }
         let files = files::TestFiles::create(&cfg, NONCE.fetch_add(1, Ordering::Relaxed))?;
         files.prepare(&cfg)?;
-        let start_allocation = files.allocation();
-        Ok(Box::new(run::DiskCell { cfg, files, start_allocation }))
+        let (start_allocation, start_cached_bytes) = (files.allocation(), files.cached_bytes());
+        Ok(Box::new(run::DiskCell { cfg, files, start_allocation, start_cached_bytes }))
     }
 }

@@ -25,6 +25,8 @@ pub struct DiskCell {
     pub files: TestFiles,
     /// The files' extents as the window starts (recorded as `layout_*` extras).
     pub start_allocation: Option<Allocation>,
+    /// What the page cache held of them as the window starts (`layout_cached_bytes`).
+    pub start_cached_bytes: Option<u64>,
 }
 
 /// What one worker reports at the end.
@@ -268,7 +270,9 @@ impl Workload for DiskCell {
         if let Some(a) = self.start_allocation {
             rec.set_extra("layout_mapped_bytes", a.mapped_bytes as f64);
             rec.set_extra("layout_unwritten_bytes", a.unwritten_bytes as f64);
-            rec.set_extra("layout_cached_bytes", a.cached_bytes as f64);
+        }
+        if let Some(b) = self.start_cached_bytes {
+            rec.set_extra("layout_cached_bytes", b as f64);
         }
         Ok(())
     }

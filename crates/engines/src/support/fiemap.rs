@@ -46,8 +46,6 @@ pub struct Allocation {
     /// Bytes in unwritten extents.
     pub unwritten_bytes: u64,
     pub extents: u64,
-    /// Bytes the page cache holds (mincore), filled by callers that ask.
-    pub cached_bytes: u64,
 }
 
 /// The allocation of `file` over its whole length; an error (EOPNOTSUPP on tmpfs, for one)
