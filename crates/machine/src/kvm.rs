@@ -2,6 +2,7 @@
 //! built from installed packages (`image`, `cpio`), and the CPU a QEMU process and its vCPU
 //! threads used (guest_time, field 43 of /proc/PID/task/TID/stat).
 
+use crate::tenants::stat_fields;
 use std::path::{Path, PathBuf};
 
 pub mod cpio;
@@ -78,11 +79,7 @@ pub struct QemuTicks {
     pub process: u64,
 }
 
-/// Fields after the `(comm)` of a stat line; field k (1-based, k >= 3) is index k - 3.
-fn stat_fields(text: &str) -> Option<Vec<&str>> {
-    Some(text[text.rfind(')')? + 1..].split_ascii_whitespace().collect())
-}
-
+/// Field k (proc(5) numbering, k >= 3) of a stat line's fields after its `(comm)`.
 fn field(fields: &[&str], k: usize) -> Option<u64> {
     fields.get(k - 3)?.parse().ok()
 }

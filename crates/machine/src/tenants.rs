@@ -24,10 +24,16 @@ pub struct ProcEntry {
     pub start: u64,
 }
 
+/// The fields of a /proc/PID/stat (or task stat) line after its `(comm)`, which may hold
+/// spaces and parentheses: field k of proc(5), k >= 3, is index k - 3.
+pub fn stat_fields(text: &str) -> Option<Vec<&str>> {
+    Some(text.get(text.rfind(')')? + 1..)?.split_ascii_whitespace().collect())
+}
+
 /// Parses the text of /proc/PID/stat (comm may hold spaces and parentheses).
 pub fn parse_stat(text: &str) -> Option<ProcEntry> {
     let comm = text.get(text.find('(')? + 1..text.rfind(')')?)?.to_string();
-    let rest: Vec<&str> = text.get(text.rfind(')')? + 1..)?.split_ascii_whitespace().collect();
+    let rest = stat_fields(text)?;
     // After ')': [0] state, [1] ppid, [6] flags, [11..15] utime stime cutime cstime, [19] starttime.
     let num = |i: usize| rest.get(i).and_then(|v| v.parse::<u64>().ok());
     let cutime = rest.get(13).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0).max(0) as u64;
