@@ -11,6 +11,7 @@ pub mod error;
 pub mod exclusivity;
 pub mod fixtures;
 pub mod guard;
+pub mod ioworkers;
 pub mod knobs;
 pub mod kvm;
 pub mod loadavg;

@@ -285,6 +285,7 @@ impl Runner {
             let proc_s = p1.since(*p0).total_s();
             // Worker threads are part of our process; the harness is the rest of it.
             result.harness_cpu_s = if result.workload_cpu.method == WlCpuMethod::Threads {
+                add_io_workers(result, &e);
                 (proc_s - result.workload_cpu.total_s()).max(0.0)
             } else {
                 proc_s
@@ -479,3 +480,16 @@ pub fn execute(
 #[cfg(test)]
 #[path = "exec_tests.rs"]
 pub(crate) mod tests;
+
+/// Counts the window's io_uring kernel workers (io-wq and SQPOLL tasks of racehorse's process,
+/// which only the workload's threads create) as the workload's kernel CPU: they do its I/O but
+/// are not the threads that `RUSAGE_THREAD` measures. Kept as `io_worker_cpu_s`, with the
+/// count of workers that retired inside the window, whose last busy moments are not in it.
+fn add_io_workers(result: &mut CellResult, edges: &Edges) {
+    let Some(io) = edges.io_worker_cpu().filter(|io| io.workers > 0 || io.exited > 0) else { return };
+    result.workload_cpu.kernel_s += io.kernel_s;
+    result.extra.insert("io_worker_cpu_s".into(), io.kernel_s);
+    if io.exited > 0 {
+        result.extra.insert("io_workers_exited".into(), f64::from(io.exited));
+    }
+}

@@ -4,6 +4,7 @@
 use racehorse_core::SamplePoint;
 use racehorse_engines::WindowHooks;
 use racehorse_machine::cpuctl::online_cpus;
+use racehorse_machine::ioworkers::{IoWorkerCpu, IoWorkers};
 use racehorse_machine::procstat::{read_stat, user_hz, StatSnapshot};
 use racehorse_machine::rusage::{process_cpu, CpuTime};
 use racehorse_machine::sampler::{point, RawSample};
@@ -24,6 +25,16 @@ pub(crate) struct Edges {
     pub window: (Option<Instant>, Option<Instant>),
     /// Every process at the start and at the end (who else used the CPU in the window).
     pub procs: (Option<ProcSnapshot>, Option<ProcSnapshot>),
+    /// racehorse's io_uring kernel workers at the start and at the end.
+    pub io_workers: (Option<IoWorkers>, Option<IoWorkers>),
+}
+
+impl Edges {
+    /// What racehorse's io_uring workers used in the window.
+    pub fn io_worker_cpu(&self) -> Option<IoWorkerCpu> {
+        let (Some(a), Some(b)) = &self.io_workers else { return None };
+        Some(b.since(a))
+    }
 }
 
 pub(crate) struct EdgeHooks {
@@ -42,6 +53,7 @@ impl EdgeHooks {
         let me = std::process::id();
         let procs_before = start.then(|| tenants::snapshot(&self.root, me));
         let s = read_stat(&self.root).ok().map(|s| (s, process_cpu()));
+        let io = Some(IoWorkers::read(&self.root, me, user_hz()));
         let now = Instant::now();
         let procs = procs_before.or_else(|| Some(tenants::snapshot(&self.root, me)));
         let n = online_count(&self.root);
@@ -50,10 +62,12 @@ impl EdgeHooks {
             e.start = s;
             e.window.0 = Some(now);
             e.procs.0 = procs;
+            e.io_workers.0 = io;
         } else {
             e.end = s;
             e.window.1 = Some(now);
             e.procs.1 = procs;
+            e.io_workers.1 = io;
         }
         e.online.extend(n.map(|n| (now, n)));
     }
