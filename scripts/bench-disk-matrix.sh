@@ -9,9 +9,13 @@
 #   bash scripts/bench-disk-matrix.sh [ROUNDS]                      the whole matrix (hours)
 #   BS="4k" PHASES="randread randwrite" QDS="32" MODES="direct" TARGETS="file" \
 #     bash scripts/bench-disk-matrix.sh 3                           a slice of it
+#   ROWS="read:64k:4:direct randwrite:16k:32:cached" bash scripts/bench-disk-matrix.sh 5
+#                                                                   chosen rows only
 # Environment: BS (4k 16k 64k 1m), PHASES (read write randread randwrite), QDS (1 4 32),
-# MODES (direct cached), TARGETS (file device), SIZE (1g), WINDOW (3s), WARMUP (1s),
-# DIR (the working filesystem's directory for files and the image; default /var/tmp).
+# MODES (direct cached), ROWS (PHASE:BS:QD:MODE ..., instead of the four lists),
+# TARGETS (file device), SIZE (1g), WINDOW (3s), WARMUP (1s),
+# DIR (the working filesystem's directory for files and the image; default /var/tmp),
+# KEEP (set: keep the run's store and JSON exports, for a second look at the cells).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-3}"
@@ -25,7 +29,12 @@ work="$(mktemp -d "${DIR:-/var/tmp}/rh-disk-matrix.XXXXXX")"
 dev=""
 cleanup() {
   [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-  rm -rf "$work"
+  if [ -n "${KEEP:-}" ]; then
+    rm -rf "$work/files" "$work/disk.img"
+    echo "kept the store and exports in $work" >&2
+  else
+    rm -rf "$work"
+  fi
 }
 trap cleanup EXIT INT TERM
 
@@ -35,7 +44,8 @@ write_suite() { # $1 = target (directory or device), $2 = suite file
   {
     printf 'name = "diskio vs fio matrix on %s"\nruntime = "%s"\nwarmup = "%s"\nreps = %s\n' \
       "$1" "${WINDOW:-3s}" "${WARMUP:-1s}" "$rounds"
-    for bs in $bs_list; do for phase in $phases; do for qd in $qds; do for mode in $modes; do
+    for row in $(rows); do
+      IFS=: read -r phase bs qd mode <<<"$row"
       direct=false
       [ "$mode" = direct ] && direct=true
       for tool in diskio fio; do
@@ -43,8 +53,24 @@ write_suite() { # $1 = target (directory or device), $2 = suite file
         printf 'direct = %s\ntimed = true\nioengine = "io_uring"\niodepth = %s\ntarget = "%s"\n' "$direct" "$qd" "$1"
         if [ -b "$1" ]; then printf 'destructive = true\n'; fi
       done
-    done; done; done; done
+    done
   } >"$2"
+}
+
+# The configurations as PHASE:BS:QD:MODE words: ROWS when given, else the cross product.
+rows() {
+  if [ -n "${ROWS:-}" ]; then
+    for row in $ROWS; do
+      case "$row" in
+        *:*:*:direct | *:*:*:cached) echo "$row" ;;
+        *) echo "bad row '$row' in ROWS (want PHASE:BS:QD:direct|cached)" >&2; exit 2 ;;
+      esac
+    done
+    return
+  fi
+  for bs in $bs_list; do for phase in $phases; do for qd in $qds; do for mode in $modes; do
+    echo "$phase:$bs:$qd:$mode"
+  done; done; done; done
 }
 
 summarize() { # $1 = exported JSON
@@ -61,7 +87,7 @@ for c in cells:
     cpu = c["cpu"]["total_s"] / c["ops"] * 1e6
     noisy = c["quality"]["noisy"]
     rows.setdefault(key, {}).setdefault(c["workload"], []).append((iops, cpu, noisy))
-print("| phase | bs | QD | mode | diskio IOPS | fio IOPS | IOPS ratio (min–max) | diskio µs CPU/IO | fio µs CPU/IO | CPU ratio | noisy cells |")
+print("| phase | bs | QD | mode | diskio IOPS | fio IOPS | IOPS ratio (min–max) | diskio µs CPU/IO | fio µs CPU/IO | CPU ratio (min–max) | noisy cells |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 def kib(b): return f"{b // 1024}k" if b < 1 << 20 else f"{b >> 20}m"
 for key in sorted(rows, key=lambda k: (k[1], k[0], k[2], k[3])):
@@ -71,13 +97,15 @@ for key in sorted(rows, key=lambda k: (k[1], k[0], k[2], k[3])):
         continue
     med = lambda xs, i: statistics.median(x[i] for x in xs)
     ratios = [a[0] / b[0] for a, b in zip(d, f)]
+    cpu_ratios = [a[1] / b[1] for a, b in zip(d, f)]
     noisy = sum(x[2] for x in d + f)
     print(f"| {key[0]} | {kib(key[1])} | {key[2]} | {key[3]} | {med(d,0):,.0f} | {med(f,0):,.0f} | "
           f"**{med(d,0)/med(f,0):.2f}** ({min(ratios):.2f}–{max(ratios):.2f}) | {med(d,1):.1f} | {med(f,1):.1f} | "
-          f"{med(d,1)/med(f,1):.2f} | {noisy} |")
+          f"{med(d,1)/med(f,1):.2f} ({min(cpu_ratios):.2f}–{max(cpu_ratios):.2f}) | {noisy} |")
 EOF
 }
 
+rows >/dev/null # a bad ROWS word exits 2 here, before anything is built or written
 cargo build --release --quiet
 db="$work/matrix.db"
 for target in $targets; do

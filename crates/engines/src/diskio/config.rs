@@ -5,7 +5,7 @@
 
 use super::pattern::{IoDir, Pattern};
 use crate::support::disk_layout::{FileState, Layout};
-use crate::support::disk_options::{is_block_device, DiskPhase};
+use crate::support::disk_options::{flag, is_block_device, DiskPhase};
 use crate::{CellContext, EngineError};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,6 +23,8 @@ pub struct DiskConfig {
     pub iodepth: u32,
     /// io_uring operations per submission.
     pub iodepth_batch: u32,
+    /// io_uring buffers registered with the kernel (fio `fixedbufs`).
+    pub fixedbufs: bool,
     pub rwmixread: u32,
     pub timed: bool,
     /// Pass mode: passes are repeated until a process's window lasts this long (see
@@ -34,6 +36,11 @@ pub struct DiskConfig {
     pub destructive: bool,
     /// What the files hold when the window opens (the `layout` option for this phase).
     pub layout: FileState,
+    /// fio's `invalidate`: buffered files start uncached, and timed sequential runs evict
+    /// them at every wrap.
+    pub invalidate: bool,
+    /// fio's `fadvise_hint`: RANDOM or SEQUENTIAL advice on every file.
+    pub fadvise_hint: bool,
 }
 
 /// The `layout` option resolved for `phase` on `target` (written when a table has no such
@@ -84,10 +91,10 @@ impl DiskConfig {
                 None => Duration::ZERO,
             },
             target,
-            destructive: match ctx.spec.params.get("destructive") {
-                Some(_) => ctx.get_bool("destructive")?,
-                None => false,
-            },
+            destructive: flag(ctx, "destructive", false)?,
+            invalidate: flag(ctx, "invalidate", true)?,
+            fixedbufs: flag(ctx, "fixedbufs", true)?,
+            fadvise_hint: flag(ctx, "fadvise_hint", true)?,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -150,6 +157,23 @@ impl DiskConfig {
             && !self.min_window.is_zero()
             && (self.direct || !self.phase.cold())
             && self.layout_allows_repeats()
+    }
+
+    /// The io_uring queue of each worker.
+    pub fn queue(&self) -> super::io::Queue {
+        super::io::Queue { depth: self.iodepth, submit_batch: self.iodepth_batch, fixed_bufs: self.fixedbufs }
+    }
+
+    /// The page cache is dropped for the files before the window (as fio's `invalidate`).
+    pub fn starts_uncached(&self) -> bool {
+        self.invalidate && !self.direct && self.phase.starts_uncached()
+    }
+
+    /// A timed sequential run evicts its file each time it wraps to the start, as fio does
+    /// for a time-based job (`invalidate`): every pass then reads or writes through to the
+    /// device instead of finding the previous pass in the cache.
+    pub fn evicts_on_wrap(&self) -> bool {
+        self.timed && self.invalidate && !self.direct && !self.phase.is_random()
     }
 
     /// The operation sequence of worker `i` in its pass `pass` (0, 1, … when passes repeat;

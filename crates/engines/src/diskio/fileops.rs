@@ -19,16 +19,29 @@ pub fn fsync(file: &File, path: &Path) -> Result<(), EngineError> {
 pub fn evict_from_cache(file: &File, path: &Path) -> Result<(), EngineError> {
     file.sync_data()
         .map_err(|e| EngineError::Failed(format!("fdatasync of {} failed: {e}", path.display())))?;
+    fadvise(file, path, libc::POSIX_FADV_DONTNEED, "")
+}
+
+/// posix_fadvise over the whole file; `hint` ends the error message.
+fn fadvise(file: &File, path: &Path, advice: libc::c_int, hint: &str) -> Result<(), EngineError> {
     // SAFETY: plain syscall on a descriptor we borrow; offset 0 / len 0 means the whole file.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, advice) };
     if rc != 0 {
         return Err(EngineError::Failed(format!(
-            "posix_fadvise(DONTNEED) on {} failed: {}",
+            "posix_fadvise({advice}) on {} failed: {}{hint}",
             path.display(),
             io::Error::from_raw_os_error(rc)
         )));
     }
     Ok(())
+}
+
+/// Advises the kernel of the access pattern over the whole file, as fio's `fadvise_hint=1`:
+/// RANDOM (no readahead) for random phases, SEQUENTIAL (a doubled readahead window) for the
+/// others.
+pub fn advise(file: &File, path: &Path, random: bool) -> Result<(), EngineError> {
+    let advice = if random { libc::POSIX_FADV_RANDOM } else { libc::POSIX_FADV_SEQUENTIAL };
+    fadvise(file, path, advice, "; set fadvise_hint=false to run without advice")
 }
 
 /// Bytes of free space for unprivileged users on the filesystem holding `dir`

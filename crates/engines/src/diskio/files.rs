@@ -79,7 +79,12 @@ impl TestFiles {
             if !device {
                 lay_out(p, cfg.layout, cfg.size_bytes)?;
             }
-            if !device && cfg.layout == FileState::Written && cfg.phase.starts_uncached() {
+            if !device && cfg.layout == FileState::Written && cfg.invalidate && cfg.phase.starts_uncached() {
+                let f = open_file(p, OpenMode::default())?;
+                evict_from_cache(&f, p)?;
+            }
+            if device && cfg.starts_uncached() {
+                // What an earlier cell read or wrote through the device's cache goes too.
                 let f = open_file(p, OpenMode::default())?;
                 evict_from_cache(&f, p)?;
             }

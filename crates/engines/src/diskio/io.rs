@@ -94,6 +94,9 @@ pub struct RunStats {
     pub ops: u64,
     pub bytes: u64,
     pub max_in_flight: u32,
+    /// Times the pattern dropped the file from the page cache as it wrapped (set by the
+    /// worker around the engine, not by the engines).
+    pub evictions: u64,
 }
 
 /// An I/O engine runs a pattern against one open file, reporting each completion. It returns when the
@@ -226,7 +229,14 @@ pub struct Uring {
 }
 
 impl Uring {
+    /// An engine whose buffers are registered with the kernel (see [`Uring::with_buffers`]).
     pub fn new(bs_bytes: usize, depth: u32) -> Result<Uring, EngineError> {
+        Uring::with_buffers(bs_bytes, depth, true)
+    }
+
+    /// An engine of `depth` slots of `bs_bytes`; `register`: the buffers are registered with
+    /// the ring (fio's `fixedbufs`), else every operation passes plain user memory.
+    pub fn with_buffers(bs_bytes: usize, depth: u32, register_bufs: bool) -> Result<Uring, EngineError> {
         if depth == 0 || depth > MAX_URING_DEPTH {
             return Err(EngineError::Usage(format!(
                 "iodepth={depth} is out of range for io_uring; use 1..={MAX_URING_DEPTH}"
@@ -244,7 +254,7 @@ impl Uring {
         })?;
         let now = Instant::now();
         let slots = vec![Slot { dir: IoDir::Read, offset: 0, done_bytes: 0, submitted: now }; depth as usize];
-        let fixed = register(&ring, &bufs);
+        let fixed = register_bufs && register(&ring, &bufs);
         Ok(Uring {
             ring,
             fixed,
@@ -532,17 +542,29 @@ impl IoEngine for Uring {
     }
 }
 
-/// Builds an engine by name: "psync" (which ignores `depth` and `submit_batch`) or "io_uring".
-pub fn engine(
-    name: &str,
-    bs_bytes: usize,
-    depth: u32,
-    submit_batch: u32,
-) -> Result<Box<dyn IoEngine>, EngineError> {
+/// How an io_uring engine queues: operations in flight, per submission, and whether its
+/// buffers are registered (psync ignores all three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Queue {
+    pub depth: u32,
+    pub submit_batch: u32,
+    pub fixed_bufs: bool,
+}
+
+impl Queue {
+    /// `depth` in flight, each submitted as it is queued, plain buffers (fio's defaults).
+    pub fn plain(depth: u32) -> Queue {
+        Queue { depth, submit_batch: 1, fixed_bufs: false }
+    }
+}
+
+/// Builds an engine by name: "psync" or "io_uring".
+pub fn engine(name: &str, bs_bytes: usize, q: Queue) -> Result<Box<dyn IoEngine>, EngineError> {
     match name {
         "psync" => Ok(Box::new(Psync::new(bs_bytes)?)),
         "io_uring" => {
-            let mut u = Uring::new(bs_bytes, depth)?;
+            let (depth, submit_batch) = (q.depth, q.submit_batch);
+            let mut u = Uring::with_buffers(bs_bytes, depth, q.fixed_bufs)?;
             u.set_submit_batch(submit_batch);
             Ok(Box::new(u))
         }

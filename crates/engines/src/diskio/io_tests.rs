@@ -59,7 +59,7 @@ fn psync_sequential_write_then_read_4mib() {
     let file = open_file(&path, create_mode()).expect("create");
     let mut eng = Psync::new(bs as usize).expect("psync");
     let (stats, dones) = run_all(&mut eng, &file, &mut Pattern::sequential(IoDir::Write, size, bs, false));
-    assert_eq!(stats, RunStats { ops: 64, bytes: size, max_in_flight: 1 });
+    assert_eq!(stats, RunStats { ops: 64, bytes: size, max_in_flight: 1, evictions: 0 });
     assert_eq!(dones.len(), 64);
     assert_dones(&dones, IoDir::Write, bs);
     assert_eq!(std::fs::metadata(&path).expect("meta").len(), size);
@@ -67,7 +67,7 @@ fn psync_sequential_write_then_read_4mib() {
 
     let file = open_file(&path, OpenMode::default()).expect("open");
     let (stats, dones) = run_all(&mut eng, &file, &mut Pattern::sequential(IoDir::Read, size, bs, false));
-    assert_eq!(stats, RunStats { ops: 64, bytes: size, max_in_flight: 1 });
+    assert_eq!(stats, RunStats { ops: 64, bytes: size, max_in_flight: 1, evictions: 0 });
     assert_dones(&dones, IoDir::Read, bs);
     assert_eq!(eng.name(), "psync");
 }
@@ -82,7 +82,7 @@ fn psync_random_read_of_nrecs_ops() {
     let mut eng = Psync::new(bs as usize).expect("psync");
     let (stats, dones) =
         run_all(&mut eng, &file, &mut Pattern::random(IoDir::Read, size, bs, Some(nrecs), 3));
-    assert_eq!(stats, RunStats { ops: nrecs, bytes: size, max_in_flight: 1 });
+    assert_eq!(stats, RunStats { ops: nrecs, bytes: size, max_in_flight: 1, evictions: 0 });
     assert_dones(&dones, IoDir::Read, bs);
 }
 
@@ -92,11 +92,11 @@ fn uring_reads_keep_depth_in_flight_and_report_every_op_once() {
     let (size, bs) = (8 * MIB, 4 * KIB);
     let path = make_file(dir.path(), size, 64 * KIB);
     let file = open_file(&path, OpenMode::default()).expect("open");
-    for (depth, batch) in [(8u32, 1u32), (16, 1), (8, 3), (16, 16)] {
-        let mut eng = Uring::new(bs as usize, depth).expect("uring");
+    for (depth, batch, fixed) in [(8u32, 1u32, true), (16, 1, false), (8, 3, false), (16, 16, true)] {
+        let mut eng = Uring::with_buffers(bs as usize, depth, fixed).expect("uring");
         eng.set_submit_batch(batch);
         let (stats, dones) = run_all(&mut eng, &file, &mut Pattern::sequential(IoDir::Read, size, bs, false));
-        assert_eq!(stats, RunStats { ops: size / bs, bytes: size, max_in_flight: depth });
+        assert_eq!(stats, RunStats { ops: size / bs, bytes: size, max_in_flight: depth, evictions: 0 });
         assert_eq!(dones.len() as u64, size / bs);
         assert_eq!(dones.iter().map(|d| d.bytes).sum::<u64>(), size);
         assert_dones(&dones, IoDir::Read, bs);
@@ -113,17 +113,18 @@ fn uring_write_then_psync_read_back() {
     let path = dir.path().join("uw");
     let (size, bs) = (8 * MIB, 16 * KIB);
     let file = open_file(&path, create_mode()).expect("create");
-    let mut eng = engine("io_uring", bs as usize, 8, 1).expect("uring");
+    let mut eng = engine("io_uring", bs as usize, Queue::plain(8)).expect("uring");
     let (stats, dones) =
         run_all(eng.as_mut(), &file, &mut Pattern::sequential(IoDir::Write, size, bs, false));
-    assert_eq!(stats, RunStats { ops: size / bs, bytes: size, max_in_flight: 8 });
+    assert_eq!(stats, RunStats { ops: size / bs, bytes: size, max_in_flight: 8, evictions: 0 });
     assert_dones(&dones, IoDir::Write, bs);
     fsync(&file, &path).expect("fsync");
     assert_eq!(std::fs::metadata(&path).expect("meta").len(), size);
     assert_blocks_distinct(&path);
 
     let file = open_file(&path, OpenMode::default()).expect("open");
-    let mut eng = engine("psync", bs as usize, 32, 1).expect("psync ignores depth");
+    let mut eng = engine("psync", bs as usize, Queue { depth: 32, submit_batch: 1, fixed_bufs: true })
+        .expect("psync ignores depth");
     let (stats, _) = run_all(eng.as_mut(), &file, &mut Pattern::sequential(IoDir::Read, size, bs, false));
     assert_eq!(stats.bytes, size);
 }
@@ -228,7 +229,8 @@ fn stop_from_on_done_stops_promptly() {
     let file = open_file(&path, OpenMode::default()).expect("open");
     let stop_after = 100u64;
     for (name, depth) in [("psync", 1u32), ("io_uring", 8), ("io_uring", 32)] {
-        let mut eng = engine(name, bs as usize, depth, depth).expect("engine");
+        let mut eng = engine(name, bs as usize, Queue { depth, submit_batch: depth, fixed_bufs: depth == 8 })
+            .expect("engine");
         let mut seen = 0u64;
         let mut pattern = Pattern::random(IoDir::Read, size, bs, None, 2);
         let stats = eng
@@ -252,7 +254,8 @@ fn reading_past_end_of_file_is_an_error() {
     let path = make_file(dir.path(), 64 * KIB, 4 * KIB);
     let file = open_file(&path, OpenMode::default()).expect("open");
     for name in ENGINE_NAMES {
-        let mut eng = engine(name, 4096, 4, 1).expect("engine");
+        let mut eng =
+            engine(name, 4096, Queue { depth: 4, submit_batch: 1, fixed_bufs: true }).expect("engine");
         let err = eng
             .run(&file, &mut Pattern::sequential(IoDir::Read, 128 * KIB, 4096, false), &mut |_| {
                 Flow::Continue
@@ -271,7 +274,8 @@ fn pattern_bs_larger_than_engine_bs_is_usage() {
     let path = make_file(dir.path(), 64 * KIB, 4 * KIB);
     let file = open_file(&path, OpenMode::default()).expect("open");
     for name in ENGINE_NAMES {
-        let mut eng = engine(name, 4096, 2, 1).expect("engine");
+        let mut eng =
+            engine(name, 4096, Queue { depth: 2, submit_batch: 1, fixed_bufs: true }).expect("engine");
         let res = eng.run(&file, &mut Pattern::sequential(IoDir::Read, 64 * KIB, 8192, false), &mut |_| {
             Flow::Continue
         });
@@ -292,7 +296,7 @@ fn helpers_work() {
 
 #[test]
 fn engine_names_and_parameters_are_checked() {
-    match engine("libaio", 4096, 1, 1) {
+    match engine("libaio", 4096, Queue::plain(1)) {
         Err(EngineError::Usage(msg)) => {
             assert!(msg.contains("libaio") && msg.contains("psync") && msg.contains("io_uring"), "{msg}")
         }

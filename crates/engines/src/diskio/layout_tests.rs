@@ -63,13 +63,19 @@ fn a_repeated_write_pass_gets_its_fallocated_file_again() {
 
 /// `layout_cached_bytes` of a cell of `phase` on a written file, with buffered I/O.
 fn cached_at_start(phase: &str) -> Option<f64> {
+    cached_at_start_with(phase, &[])
+}
+
+fn cached_at_start_with(phase: &str, more: &[(&str, Value)]) -> Option<f64> {
     let dir = tmp();
     let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
     if allocation(&probe).is_err() {
         eprintln!("skipped: the filesystem of {} has no FIEMAP", dir.path().display());
         return None;
     }
-    let c = ctx(dir.path(), &[("phase", s(phase)), ("layout", s("written")), ("timed", Value::Bool(false))]);
+    let mut opts = vec![("phase", s(phase)), ("layout", s("written")), ("timed", Value::Bool(false))];
+    opts.extend_from_slice(more);
+    let c = ctx(dir.path(), &opts);
     let (res, t) = run_cell(&c, None);
     res.unwrap();
     Some(t.extra["layout_cached_bytes"])
@@ -87,4 +93,36 @@ fn written_files_start_uncached_as_after_fios_invalidate_except_for_rewrite_and_
         let Some(cached) = cached_at_start(phase) else { return };
         assert_eq!(cached, SIZE_BYTES, "{phase} keeps the file cached");
     }
+}
+
+#[test]
+fn invalidate_false_keeps_what_the_layout_left_in_the_cache() {
+    let Some(cached) = cached_at_start_with("randread", &[("invalidate", Value::Bool(false))]) else {
+        return;
+    };
+    assert_eq!(cached, SIZE_BYTES, "fio's invalidate=0: the written file stays cached");
+}
+
+/// `wrap_evictions` of a timed buffered sequential read (None when not recorded).
+fn wrap_evictions(more: &[(&str, Value)]) -> Option<f64> {
+    let dir = tmp();
+    let mut opts = vec![("phase", s("read")), ("timed", Value::Bool(true)), ("bs", Value::Int(256 << 10))];
+    opts.extend_from_slice(more);
+    let (res, t) = run_cell(&ctx(dir.path(), &opts), None);
+    res.unwrap();
+    t.extra.get("wrap_evictions").copied()
+}
+
+#[test]
+fn a_timed_sequential_run_drops_its_file_each_time_it_wraps_as_fio_does() {
+    // 2 MiB files read for 350 ms wrap many times; each new pass must read from the device
+    // again, as fio's time-based job does with invalidate=1, not from the previous pass's cache.
+    let n = wrap_evictions(&[]).expect("recorded for a buffered timed sequential run");
+    assert!(n >= 1.0, "{n} evictions");
+    assert_eq!(
+        wrap_evictions(&[("invalidate", Value::Bool(false))]),
+        None,
+        "invalidate=false keeps the cache"
+    );
+    assert_eq!(wrap_evictions(&[("direct", Value::Bool(true))]), None, "direct I/O has no cache to drop");
 }

@@ -49,7 +49,7 @@ impl Engine for DiskIo {
         let cfg = DiskConfig::from_ctx(ctx)?;
         if cfg.ioengine == "io_uring" {
             // Fails early, with the reason, where io_uring is disabled.
-            io::engine("io_uring", cfg.bs_bytes as usize, cfg.iodepth, cfg.iodepth_batch)?;
+            io::engine("io_uring", cfg.bs_bytes as usize, cfg.queue())?;
         }
         let files = files::TestFiles::create(&cfg, NONCE.fetch_add(1, Ordering::Relaxed))?;
         files.prepare(&cfg)?;

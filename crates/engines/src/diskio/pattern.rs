@@ -8,6 +8,7 @@
 use crate::error::EngineError;
 use crate::support::direct_io::BUF_ALIGN_BYTES;
 use crate::support::rng::SplitMix64;
+use std::os::fd::RawFd;
 
 /// Direction of one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,10 @@ pub struct Pattern {
     bs_bytes: u64,
     nrecs: u64,
     kind: Kind,
+    /// A file to drop from the page cache each time a sequential pattern wraps to record 0.
+    evict_fd: Option<RawFd>,
+    /// How many times it was dropped.
+    evictions: u64,
 }
 
 /// Checks that `bs_bytes > 0`, `file_size_bytes >= bs_bytes` and `file_size_bytes % bs_bytes == 0`.
@@ -67,6 +72,8 @@ impl Pattern {
             bs_bytes,
             nrecs: records(file_size_bytes, bs_bytes),
             kind: Kind::Sequential { dir, next_rec: 0, wrap },
+            evict_fd: None,
+            evictions: 0,
         }
     }
 
@@ -77,6 +84,8 @@ impl Pattern {
             bs_bytes,
             nrecs: records(file_size_bytes, bs_bytes),
             kind: Kind::Random { dir: DirChoice::Fixed(dir), remaining: ops, rng: SplitMix64::new(seed) },
+            evict_fd: None,
+            evictions: 0,
         }
     }
 
@@ -91,6 +100,8 @@ impl Pattern {
                 remaining: ops,
                 rng: SplitMix64::new(seed),
             },
+            evict_fd: None,
+            evictions: 0,
         }
     }
 
@@ -109,6 +120,12 @@ impl Pattern {
                         return None;
                     }
                     *next_rec = 0;
+                    if let Some(fd) = self.evict_fd {
+                        // As fio's loop_cache_invalidate: a failure only leaves pages cached.
+                        // SAFETY: a plain syscall on a descriptor the caller keeps open.
+                        let _ = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+                        self.evictions += 1;
+                    }
                 }
                 let rec = *next_rec;
                 *next_rec += 1;
@@ -133,6 +150,19 @@ impl Pattern {
 
     pub fn bs_bytes(&self) -> u64 {
         self.bs_bytes
+    }
+
+    /// Drops `fd`'s pages from the page cache (posix_fadvise DONTNEED, which also starts the
+    /// writeback of dirty ones) each time a wrapping sequential pattern starts over, as fio
+    /// does for a time-based job with `invalidate=1`. The descriptor must stay open while the
+    /// pattern is used. Random patterns never wrap, so they never evict.
+    pub fn evict_on_wrap(&mut self, fd: RawFd) {
+        self.evict_fd = Some(fd);
+    }
+
+    /// How many times the file was dropped from the cache.
+    pub fn evictions(&self) -> u64 {
+        self.evictions
     }
 }
 
@@ -175,6 +205,30 @@ mod tests {
         let mut p = Pattern::sequential(IoDir::Read, 4 * 512, 512, true);
         let offs: Vec<u64> = (0..10).filter_map(|_| p.next()).map(|(_, o)| o).collect();
         assert_eq!(offs, vec![0, 512, 1024, 1536, 0, 512, 1024, 1536, 0, 512]);
+    }
+
+    #[test]
+    fn a_wrapping_pattern_drops_its_file_from_the_cache_each_time_it_starts_over() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
+        let f = crate::support::residency::tests::written_file(dir.path(), 4 * 16384);
+        f.sync_all().expect("sync");
+        let cached = |f: &std::fs::File| crate::support::residency::cached_bytes(f).expect("mincore");
+        assert_eq!(cached(&f), 4 * 16384, "just written, still cached");
+        let mut p = Pattern::sequential(IoDir::Read, 4 * 16384, 16384, true);
+        p.evict_on_wrap(f.as_raw_fd());
+        for _ in 0..4 {
+            p.next();
+        }
+        assert_eq!((p.evictions(), cached(&f)), (0, 4 * 16384), "no wrap yet");
+        assert_eq!(p.next(), Some((IoDir::Read, 0)));
+        assert_eq!((p.evictions(), cached(&f)), (1, 0), "dropped as it wrapped");
+        let mut r = Pattern::random(IoDir::Read, 4 * 16384, 16384, None, 1);
+        r.evict_on_wrap(f.as_raw_fd());
+        for _ in 0..100 {
+            let _ = r.next();
+        }
+        assert_eq!(r.evictions(), 0, "random patterns never wrap");
     }
 
     #[test]

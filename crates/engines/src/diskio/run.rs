@@ -5,6 +5,7 @@
 //! loops until the runtime window ends.
 
 use super::config::DiskConfig;
+use super::fileops::advise;
 use super::files::TestFiles;
 use super::io::{engine, fsync, Done, Flow, IoEngine, RunStats};
 use super::pattern::IoDir;
@@ -14,6 +15,7 @@ use crate::support::disk_options::DiskPhase;
 use crate::support::fiemap::Allocation;
 use crate::{Control, EngineError, Recorder, WorkerMeter, Workload};
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -103,10 +105,12 @@ fn open_mode(cfg: &DiskConfig, device: bool) -> OpenMode {
 
 /// One worker: open, wait for the go, run its passes, report.
 fn worker(sh: &Shared<'_>, i: usize, path: &Path) {
-    let prepared = open_file(path, open_mode(sh.cfg, sh.device)).and_then(|f| {
-        engine(&sh.cfg.ioengine, sh.cfg.bs_bytes as usize, sh.cfg.iodepth, sh.cfg.iodepth_batch)
-            .map(|e| (f, e))
-    });
+    let prepared = open_file(path, open_mode(sh.cfg, sh.device))
+        .and_then(|f| match sh.cfg.fadvise_hint {
+            true => advise(&f, path, sh.cfg.phase.is_random()).map(|()| f),
+            false => Ok(f),
+        })
+        .and_then(|f| engine(&sh.cfg.ioengine, sh.cfg.bs_bytes as usize, sh.cfg.queue()).map(|e| (f, e)));
     sh.ready.wait();
     sh.go.wait();
     let (file, mut io) = match prepared {
@@ -168,13 +172,19 @@ fn passes(
     let mut total = RunStats::default();
     let mut pass = 0u32;
     loop {
-        let stats = io.run(file, &mut sh.cfg.pattern(i, u64::from(pass)), on_done)?;
+        let mut pattern = sh.cfg.pattern(i, u64::from(pass));
+        if sh.cfg.evicts_on_wrap() {
+            pattern.evict_on_wrap(file.as_raw_fd());
+        }
+        let mut stats = io.run(file, &mut pattern, on_done)?;
+        stats.evictions = pattern.evictions();
         if sh.cfg.fsync && sh.cfg.phase.writes() {
             fsync(file, path)?;
         }
         total.ops += stats.ops;
         total.bytes += stats.bytes;
         total.max_in_flight = total.max_in_flight.max(stats.max_in_flight);
+        total.evictions += stats.evictions;
         pass += 1;
         let again = sh.cfg.repeats()
             && start.elapsed() < sh.cfg.min_window
@@ -286,6 +296,9 @@ impl Workload for DiskCell {
 fn record_extras(cfg: &DiskConfig, rec: &Recorder, results: &[WorkerResult], parent_secs: f64) {
     let max_in_flight = results.iter().map(|r| r.stats.max_in_flight).max().unwrap_or(0);
     rec.set_extra("max_in_flight", f64::from(max_in_flight));
+    if cfg.evicts_on_wrap() {
+        rec.set_extra("wrap_evictions", results.iter().map(|r| r.stats.evictions as f64).sum());
+    }
     if cfg.timed {
         return;
     }
@@ -326,8 +339,11 @@ mod tests {
             ioengine: "psync".into(),
             iodepth: 1,
             iodepth_batch: 1,
+            fixedbufs: true,
             rwmixread: 50,
             timed: false,
+            invalidate: true,
+            fadvise_hint: true,
             min_window: Duration::ZERO,
             target: std::env::temp_dir(),
             destructive: false,

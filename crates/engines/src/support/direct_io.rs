@@ -74,9 +74,14 @@ static BUF_SEED: AtomicU64 = AtomicU64::new(0x005E_ED0F_D15C);
 /// Size and alignment of a transparent huge page on x86-64 and arm64 (4 KiB base pages).
 const HUGE_BYTES: usize = 2 << 20;
 
+/// Buffers from this size on get a huge page of their own. A 1 MiB buffer of 4 KiB pages
+/// (one 1 MiB record at iodepth 1) reached a loop device as two 512 KiB requests, at half
+/// fio's rate, whose 1 MiB arrived whole (BENCHMARKS.md, issue 24).
+const HUGE_FROM_BYTES: usize = 512 << 10;
+
 /// A buffer aligned to 4096 bytes (O_DIRECT-safe), filled with pseudo-random bytes that differ in
-/// every 4 KiB block and between buffers (so compression or dedup can't cheat). From 2 MiB on
-/// it is its own 2 MiB-aligned anonymous mapping marked MADV_HUGEPAGE before it is touched:
+/// every 4 KiB block and between buffers (so compression or dedup can't cheat). From 512 KiB
+/// on it is its own 2 MiB-aligned anonymous mapping (whole huge pages) marked MADV_HUGEPAGE before it is touched:
 /// registered with io_uring, pages of one huge page count as one segment, so a 1 MiB I/O
 /// stays within a device's segment limit (128 × 4 KiB pages would not, and the kernel then
 /// splits it on io_uring's worker threads instead of submitting it inline).
@@ -137,7 +142,7 @@ impl AlignedBuf {
             ))
         };
         let layout = Layout::from_size_align(len_bytes, BUF_ALIGN_BYTES).map_err(|_| too_big())?;
-        let huge = if len_bytes >= HUGE_BYTES { huge_mapping(len_bytes) } else { None };
+        let huge = if len_bytes >= HUGE_FROM_BYTES { huge_mapping(len_bytes) } else { None };
         let mut buf = match huge {
             Some((ptr, size)) => AlignedBuf { ptr, layout, mapped: Some(size) },
             None => {

@@ -36,23 +36,28 @@ pub fn cached_bytes(file: &File) -> std::io::Result<u64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
 
-    #[test]
-    fn a_file_just_written_is_cached_and_an_evicted_one_is_not() {
-        // /var/tmp: a disk filesystem (on tmpfs the pages could not be evicted).
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let path = dir.path().join("f");
+    /// A new file `f` in `dir` (readable, so it can be mapped) with `bytes` bytes written.
+    pub(crate) fn written_file(dir: &std::path::Path, bytes: usize) -> File {
         let mut f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(true)
-            .open(&path)
-            .unwrap();
-        f.write_all(&vec![7u8; 1 << 20]).unwrap();
+            .open(dir.join("f"))
+            .expect("create a test file");
+        f.write_all(&vec![7u8; bytes]).expect("write the test file");
+        f
+    }
+
+    #[test]
+    fn a_file_just_written_is_cached_and_an_evicted_one_is_not() {
+        // /var/tmp: a disk filesystem (on tmpfs the pages could not be evicted).
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let f = written_file(dir.path(), 1 << 20);
         assert_eq!(cached_bytes(&f).unwrap(), 1 << 20, "just written: every page cached");
         f.sync_all().unwrap();
         // SAFETY: plain advice call on an open file.

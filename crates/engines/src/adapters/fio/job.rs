@@ -106,6 +106,10 @@ pub struct JobSpec {
     pub device: Option<String>,
     /// What the files hold when the measured pass starts (the `layout` option).
     pub layout: FileState,
+    /// fio `invalidate` (its default 1; rewrite and reread always keep the cache).
+    pub invalidate: bool,
+    /// fio `fadvise_hint` (its default 1).
+    pub fadvise_hint: bool,
 }
 
 impl JobSpec {
@@ -224,9 +228,14 @@ impl JobSpec {
             // sizes with ftruncate.
             (Some(FileState::Fallocated), _) => a.push("--fallocate=native".to_string()),
             (Some(FileState::Sparse), _) => a.push("--fallocate=none".to_string()),
-            // The files were just written (rewrite) or read (reread): keep them cached.
-            (_, DiskPhase::Rewrite | DiskPhase::Reread) => a.push("--invalidate=0".to_string()),
             _ => {}
+        }
+        // The files were just written (rewrite) or read (reread): keep them cached.
+        if !self.invalidate || matches!(self.phase, DiskPhase::Rewrite | DiskPhase::Reread) {
+            a.push("--invalidate=0".to_string());
+        }
+        if !self.fadvise_hint {
+            a.push("--fadvise_hint=0".to_string());
         }
         if self.phase == DiskPhase::RandRw {
             a.push(format!("--rwmixread={}", self.rwmixread));
@@ -278,6 +287,8 @@ mod tests {
             dir: "/tmp/cell".to_string(),
             device: None,
             layout: crate::support::disk_layout::Layout::Auto.resolve(phase).unwrap(),
+            invalidate: true,
+            fadvise_hint: true,
         }
     }
 
@@ -339,6 +350,23 @@ mod tests {
         assert!(!has(&measured(&s), "--create_on_open=1"), "a device is never created");
         s.phase = DiskPhase::Reread;
         assert_eq!(s.passes(), [Pass::Warm, Pass::Measured]);
+    }
+
+    #[test]
+    fn cache_options_map_to_fios_own_and_its_defaults_are_left_alone() {
+        let mut s = spec(DiskPhase::Read);
+        let a = measured(&s);
+        assert!(!a.iter().any(|x| x.starts_with("--invalidate") || x.starts_with("--fadvise_hint")), "{a:?}");
+        assert!(!a.iter().any(|x| x.starts_with("--fixedbufs")), "{a:?}");
+        s.invalidate = false;
+        s.fadvise_hint = false;
+        s.ioengine = IoEngine::IoUring;
+        let a = measured(&s);
+        assert!(has(&a, "--invalidate=0") && has(&a, "--fadvise_hint=0"), "{a:?}");
+        assert!(!a.iter().any(|x| x.starts_with("--fixedbufs")), "diskio's fixedbufs is not fio's: {a:?}");
+        s.phase = DiskPhase::Reread;
+        let once = measured(&s).iter().filter(|x| x.starts_with("--invalidate")).count();
+        assert_eq!(once, 1, "reread keeps its cache with a single --invalidate=0");
     }
 
     #[test]

@@ -132,6 +132,8 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         dir,
         layout: layout_of(ctx, phase, device.is_some())?,
         device,
+        invalidate: disk_options::flag(ctx, "invalidate", true)?,
+        fadvise_hint: disk_options::flag(ctx, "fadvise_hint", true)?,
     })
 }
 
