@@ -101,7 +101,9 @@ fn writing_a_block_device_needs_destructive() {
 #[test]
 fn io_uring_kernel_workers_count_as_the_workloads_cpu_not_the_harness() {
     // Buffered writes to ext4 through io_uring are punted to io-wq (`iou-wrk-*` tasks of
-    // racehorse's process); their CPU belongs to diskio's threads, not to the harness.
+    // racehorse's process); their CPU belongs to diskio's threads, not to the harness. Timed,
+    // so the rings (and their workers) are still alive when the window's end is read; in pass
+    // mode a worker that has finished may already have closed its ring (docs/workloads.md).
     let _m = machine_lock();
     let sb = Sandbox::new();
     let o = sb.run(&[
@@ -121,6 +123,8 @@ fn io_uring_kernel_workers_count_as_the_workloads_cpu_not_the_harness() {
         "direct=false",
         "-o",
         "ioengine=io_uring",
+        "-o",
+        "timed=true",
         "--runtime",
         "1s",
         "--warmup",

@@ -229,11 +229,6 @@ pub struct Uring {
 }
 
 impl Uring {
-    /// An engine whose buffers are registered with the kernel (see [`Uring::with_buffers`]).
-    pub fn new(bs_bytes: usize, depth: u32) -> Result<Uring, EngineError> {
-        Uring::with_buffers(bs_bytes, depth, true)
-    }
-
     /// An engine of `depth` slots of `bs_bytes`; `register`: the buffers are registered with
     /// the ring (fio's `fixedbufs`), else every operation passes plain user memory.
     pub fn with_buffers(bs_bytes: usize, depth: u32, register_bufs: bool) -> Result<Uring, EngineError> {
@@ -553,6 +548,7 @@ pub struct Queue {
 
 impl Queue {
     /// `depth` in flight, each submitted as it is queued, plain buffers (fio's defaults).
+    #[cfg(test)]
     pub fn plain(depth: u32) -> Queue {
         Queue { depth, submit_batch: 1, fixed_bufs: false }
     }

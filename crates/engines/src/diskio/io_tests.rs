@@ -135,7 +135,7 @@ fn uring_mixed_pattern_reads_and_writes() {
     let (size, bs) = (4 * MIB, 4 * KIB);
     let path = make_file(dir.path(), size, 64 * KIB);
     let file = open_file(&path, OpenMode { write: true, ..OpenMode::default() }).expect("open rw");
-    let mut eng = Uring::new(bs as usize, 4).expect("uring");
+    let mut eng = Uring::with_buffers(bs as usize, 4, true).expect("uring");
     let (stats, dones) = run_all(&mut eng, &file, &mut Pattern::mixed(50, size, bs, Some(4000), 11));
     assert_eq!(stats.ops, 4000);
     let reads = dones.iter().filter(|d| d.dir == IoDir::Read).count();
@@ -166,7 +166,7 @@ fn direct_io_works_on_var_tmp() {
     let (stats, _) = run_all(&mut ps, &file, &mut Pattern::sequential(IoDir::Write, size, bs, false));
     assert_eq!(stats.bytes, size);
     let Some(file) = open_direct(&path, OpenMode::default()) else { return };
-    let mut ur = Uring::new(bs as usize, 16).expect("uring");
+    let mut ur = Uring::with_buffers(bs as usize, 16, true).expect("uring");
     let (stats, dones) = run_all(&mut ur, &file, &mut Pattern::random(IoDir::Read, size, bs, Some(2000), 5));
     assert_eq!((stats.ops, stats.max_in_flight), (2000, 16));
     assert_dones(&dones, IoDir::Read, bs);
@@ -302,8 +302,8 @@ fn engine_names_and_parameters_are_checked() {
         }
         other => panic!("expected Usage, got {:?}", other.map(|e| e.name())),
     }
-    assert!(matches!(Uring::new(4096, 0), Err(EngineError::Usage(_))));
-    assert!(matches!(Uring::new(4096, MAX_URING_DEPTH + 1), Err(EngineError::Usage(_))));
+    assert!(matches!(Uring::with_buffers(4096, 0, true), Err(EngineError::Usage(_))));
+    assert!(matches!(Uring::with_buffers(4096, MAX_URING_DEPTH + 1, true), Err(EngineError::Usage(_))));
     assert!(matches!(Psync::new(0), Err(EngineError::Usage(_))));
     assert!(matches!(check_direct_bs(1000), Err(EngineError::Usage(m)) if m.contains("bs=1000")));
     assert!(check_direct_bs(0).is_err());
