@@ -25,6 +25,8 @@ pub struct DiskConfig {
     pub iodepth_batch: u32,
     /// io_uring buffers registered with the kernel (fio `fixedbufs`).
     pub fixedbufs: bool,
+    /// I/O buffers in a transparent huge page of their own (else the heap, as fio's malloc).
+    pub hugebufs: bool,
     pub rwmixread: u32,
     pub timed: bool,
     /// Pass mode: passes are repeated until a process's window lasts this long (see
@@ -94,6 +96,7 @@ impl DiskConfig {
             destructive: flag(ctx, "destructive", false)?,
             invalidate: flag(ctx, "invalidate", true)?,
             fixedbufs: flag(ctx, "fixedbufs", true)?,
+            hugebufs: flag(ctx, "hugebufs", true)?,
             fadvise_hint: flag(ctx, "fadvise_hint", true)?,
         };
         cfg.validate()?;
@@ -161,7 +164,12 @@ impl DiskConfig {
 
     /// The io_uring queue of each worker.
     pub fn queue(&self) -> super::io::Queue {
-        super::io::Queue { depth: self.iodepth, submit_batch: self.iodepth_batch, fixed_bufs: self.fixedbufs }
+        super::io::Queue {
+            depth: self.iodepth,
+            submit_batch: self.iodepth_batch,
+            fixed_bufs: self.fixedbufs,
+            huge_bufs: self.hugebufs,
+        }
     }
 
     /// The page cache is dropped for the files before the window (as fio's `invalidate`).

@@ -14,7 +14,7 @@ use io_uring::{opcode, squeue, types, IoUring};
 pub use super::fileops::{check_direct_bs, evict_from_cache, free_bytes, fsync};
 use super::pattern::{stamp_blocks, IoDir, Pattern};
 use crate::error::EngineError;
-use crate::support::direct_io::AlignedBuf;
+use crate::support::direct_io::{AlignedBuf, Backing};
 
 /// The engine names [`engine`] accepts.
 pub const ENGINE_NAMES: [&str; 2] = ["psync", "io_uring"];
@@ -111,6 +111,8 @@ pub trait IoEngine: Send {
         on_done: &mut dyn FnMut(Done) -> Flow,
     ) -> Result<RunStats, EngineError>;
     fn name(&self) -> &'static str;
+    /// The engine's I/O buffers.
+    fn buffers(&self) -> &AlignedBuf;
 }
 
 /// The record size to use for `pattern` with buffers of `buf_bytes`.
@@ -136,8 +138,8 @@ pub struct Psync {
 }
 
 impl Psync {
-    pub fn new(bs_bytes: usize) -> Result<Psync, EngineError> {
-        Ok(Psync { buf: AlignedBuf::new(bs_bytes)? })
+    pub fn new(bs_bytes: usize, backing: Backing) -> Result<Psync, EngineError> {
+        Ok(Psync { buf: AlignedBuf::with_backing(bs_bytes, backing)? })
     }
 }
 
@@ -192,6 +194,10 @@ impl IoEngine for Psync {
     fn name(&self) -> &'static str {
         "psync"
     }
+
+    fn buffers(&self) -> &AlignedBuf {
+        &self.buf
+    }
 }
 
 /// State of one io_uring slot (one buffer of bs bytes).
@@ -230,8 +236,14 @@ pub struct Uring {
 
 impl Uring {
     /// An engine of `depth` slots of `bs_bytes`; `register`: the buffers are registered with
-    /// the ring (fio's `fixedbufs`), else every operation passes plain user memory.
-    pub fn with_buffers(bs_bytes: usize, depth: u32, register_bufs: bool) -> Result<Uring, EngineError> {
+    /// the ring (fio's `fixedbufs`), else every operation passes plain user memory; the
+    /// buffers' memory from `backing`.
+    pub fn with_buffers(
+        bs_bytes: usize,
+        depth: u32,
+        register_bufs: bool,
+        backing: Backing,
+    ) -> Result<Uring, EngineError> {
         if depth == 0 || depth > MAX_URING_DEPTH {
             return Err(EngineError::Usage(format!(
                 "iodepth={depth} is out of range for io_uring; use 1..={MAX_URING_DEPTH}"
@@ -243,7 +255,7 @@ impl Uring {
         let total = bs_bytes.checked_mul(depth as usize).ok_or_else(|| {
             EngineError::Usage(format!("bs={bs_bytes} × iodepth={depth} is too large; lower one of them"))
         })?;
-        let bufs = AlignedBuf::new(total)?;
+        let bufs = AlignedBuf::with_backing(total, backing)?;
         let ring = new_ring(depth.next_power_of_two()).map_err(|e| {
             EngineError::Usage(format!("io_uring is not available here ({e}); use ioengine=psync"))
         })?;
@@ -535,6 +547,10 @@ impl IoEngine for Uring {
     fn name(&self) -> &'static str {
         "io_uring"
     }
+
+    fn buffers(&self) -> &AlignedBuf {
+        &self.bufs
+    }
 }
 
 /// How an io_uring engine queues: operations in flight, per submission, and whether its
@@ -544,23 +560,34 @@ pub struct Queue {
     pub depth: u32,
     pub submit_batch: u32,
     pub fixed_bufs: bool,
+    /// Buffers in a huge page of their own ([`Backing::HugePages`]), else the heap.
+    pub huge_bufs: bool,
 }
 
 impl Queue {
     /// `depth` in flight, each submitted as it is queued, plain buffers (fio's defaults).
     #[cfg(test)]
     pub fn plain(depth: u32) -> Queue {
-        Queue { depth, submit_batch: 1, fixed_bufs: false }
+        Queue { depth, submit_batch: 1, fixed_bufs: false, huge_bufs: false }
+    }
+
+    /// Where the buffers' memory comes from.
+    pub fn backing(&self) -> Backing {
+        if self.huge_bufs {
+            Backing::HugePages
+        } else {
+            Backing::Heap
+        }
     }
 }
 
 /// Builds an engine by name: "psync" or "io_uring".
 pub fn engine(name: &str, bs_bytes: usize, q: Queue) -> Result<Box<dyn IoEngine>, EngineError> {
     match name {
-        "psync" => Ok(Box::new(Psync::new(bs_bytes)?)),
+        "psync" => Ok(Box::new(Psync::new(bs_bytes, q.backing())?)),
         "io_uring" => {
             let (depth, submit_batch) = (q.depth, q.submit_batch);
-            let mut u = Uring::with_buffers(bs_bytes, depth, q.fixed_bufs)?;
+            let mut u = Uring::with_buffers(bs_bytes, depth, q.fixed_bufs, q.backing())?;
             u.set_submit_batch(submit_batch);
             Ok(Box::new(u))
         }

@@ -32,7 +32,7 @@ fn run_all(eng: &mut dyn IoEngine, file: &File, pattern: &mut Pattern) -> (RunSt
 fn make_file(dir: &Path, size: u64, bs: u64) -> PathBuf {
     let path = dir.join("data");
     let file = open_file(&path, create_mode()).expect("create");
-    let mut psync = Psync::new(bs as usize).expect("psync");
+    let mut psync = Psync::new(bs as usize, Backing::Auto).expect("psync");
     run_all(&mut psync, &file, &mut Pattern::sequential(IoDir::Write, size, bs, false));
     path
 }
@@ -57,7 +57,7 @@ fn psync_sequential_write_then_read_4mib() {
     let path = dir.path().join("seq");
     let (size, bs) = (4 * MIB, 64 * KIB);
     let file = open_file(&path, create_mode()).expect("create");
-    let mut eng = Psync::new(bs as usize).expect("psync");
+    let mut eng = Psync::new(bs as usize, Backing::Auto).expect("psync");
     let (stats, dones) = run_all(&mut eng, &file, &mut Pattern::sequential(IoDir::Write, size, bs, false));
     assert_eq!(stats, RunStats { ops: 64, bytes: size, max_in_flight: 1, evictions: 0 });
     assert_eq!(dones.len(), 64);
@@ -79,7 +79,7 @@ fn psync_random_read_of_nrecs_ops() {
     let path = make_file(dir.path(), size, bs);
     let file = open_file(&path, OpenMode::default()).expect("open");
     let nrecs = size / bs;
-    let mut eng = Psync::new(bs as usize).expect("psync");
+    let mut eng = Psync::new(bs as usize, Backing::Auto).expect("psync");
     let (stats, dones) =
         run_all(&mut eng, &file, &mut Pattern::random(IoDir::Read, size, bs, Some(nrecs), 3));
     assert_eq!(stats, RunStats { ops: nrecs, bytes: size, max_in_flight: 1, evictions: 0 });
@@ -93,7 +93,7 @@ fn uring_reads_keep_depth_in_flight_and_report_every_op_once() {
     let path = make_file(dir.path(), size, 64 * KIB);
     let file = open_file(&path, OpenMode::default()).expect("open");
     for (depth, batch, fixed) in [(8u32, 1u32, true), (16, 1, false), (8, 3, false), (16, 16, true)] {
-        let mut eng = Uring::with_buffers(bs as usize, depth, fixed).expect("uring");
+        let mut eng = Uring::with_buffers(bs as usize, depth, fixed, Backing::Auto).expect("uring");
         eng.set_submit_batch(batch);
         let (stats, dones) = run_all(&mut eng, &file, &mut Pattern::sequential(IoDir::Read, size, bs, false));
         assert_eq!(stats, RunStats { ops: size / bs, bytes: size, max_in_flight: depth, evictions: 0 });
@@ -123,8 +123,9 @@ fn uring_write_then_psync_read_back() {
     assert_blocks_distinct(&path);
 
     let file = open_file(&path, OpenMode::default()).expect("open");
-    let mut eng = engine("psync", bs as usize, Queue { depth: 32, submit_batch: 1, fixed_bufs: true })
-        .expect("psync ignores depth");
+    let mut eng =
+        engine("psync", bs as usize, Queue { depth: 32, submit_batch: 1, fixed_bufs: true, huge_bufs: true })
+            .expect("psync ignores depth");
     let (stats, _) = run_all(eng.as_mut(), &file, &mut Pattern::sequential(IoDir::Read, size, bs, false));
     assert_eq!(stats.bytes, size);
 }
@@ -135,7 +136,7 @@ fn uring_mixed_pattern_reads_and_writes() {
     let (size, bs) = (4 * MIB, 4 * KIB);
     let path = make_file(dir.path(), size, 64 * KIB);
     let file = open_file(&path, OpenMode { write: true, ..OpenMode::default() }).expect("open rw");
-    let mut eng = Uring::with_buffers(bs as usize, 4, true).expect("uring");
+    let mut eng = Uring::with_buffers(bs as usize, 4, true, Backing::Auto).expect("uring");
     let (stats, dones) = run_all(&mut eng, &file, &mut Pattern::mixed(50, size, bs, Some(4000), 11));
     assert_eq!(stats.ops, 4000);
     let reads = dones.iter().filter(|d| d.dir == IoDir::Read).count();
@@ -162,11 +163,11 @@ fn direct_io_works_on_var_tmp() {
     let (size, bs) = (4 * MIB, 4 * KIB);
     check_direct_bs(bs).expect("4k is fine for O_DIRECT");
     let Some(file) = open_direct(&path, create_mode()) else { return };
-    let mut ps = Psync::new(bs as usize).expect("psync");
+    let mut ps = Psync::new(bs as usize, Backing::Auto).expect("psync");
     let (stats, _) = run_all(&mut ps, &file, &mut Pattern::sequential(IoDir::Write, size, bs, false));
     assert_eq!(stats.bytes, size);
     let Some(file) = open_direct(&path, OpenMode::default()) else { return };
-    let mut ur = Uring::with_buffers(bs as usize, 16, true).expect("uring");
+    let mut ur = Uring::with_buffers(bs as usize, 16, true, Backing::Auto).expect("uring");
     let (stats, dones) = run_all(&mut ur, &file, &mut Pattern::random(IoDir::Read, size, bs, Some(2000), 5));
     assert_eq!((stats.ops, stats.max_in_flight), (2000, 16));
     assert_dones(&dones, IoDir::Read, bs);
@@ -191,7 +192,7 @@ fn direct_on_dev_shm_is_usage_error_or_supported() {
         Err(other) => panic!("expected Usage, got {other:?}"),
         Ok(file) => {
             eprintln!("note: tmpfs supports O_DIRECT on this kernel; checking that a direct run works");
-            let mut ps = Psync::new(4096).expect("psync");
+            let mut ps = Psync::new(4096, Backing::Auto).expect("psync");
             let res =
                 ps.run(&file, &mut Pattern::sequential(IoDir::Write, 64 * KIB, 4096, false), &mut |_| {
                     Flow::Continue
@@ -229,8 +230,12 @@ fn stop_from_on_done_stops_promptly() {
     let file = open_file(&path, OpenMode::default()).expect("open");
     let stop_after = 100u64;
     for (name, depth) in [("psync", 1u32), ("io_uring", 8), ("io_uring", 32)] {
-        let mut eng = engine(name, bs as usize, Queue { depth, submit_batch: depth, fixed_bufs: depth == 8 })
-            .expect("engine");
+        let mut eng = engine(
+            name,
+            bs as usize,
+            Queue { depth, submit_batch: depth, fixed_bufs: depth == 8, huge_bufs: depth == 8 },
+        )
+        .expect("engine");
         let mut seen = 0u64;
         let mut pattern = Pattern::random(IoDir::Read, size, bs, None, 2);
         let stats = eng
@@ -255,7 +260,8 @@ fn reading_past_end_of_file_is_an_error() {
     let file = open_file(&path, OpenMode::default()).expect("open");
     for name in ENGINE_NAMES {
         let mut eng =
-            engine(name, 4096, Queue { depth: 4, submit_batch: 1, fixed_bufs: true }).expect("engine");
+            engine(name, 4096, Queue { depth: 4, submit_batch: 1, fixed_bufs: true, huge_bufs: true })
+                .expect("engine");
         let err = eng
             .run(&file, &mut Pattern::sequential(IoDir::Read, 128 * KIB, 4096, false), &mut |_| {
                 Flow::Continue
@@ -275,7 +281,8 @@ fn pattern_bs_larger_than_engine_bs_is_usage() {
     let file = open_file(&path, OpenMode::default()).expect("open");
     for name in ENGINE_NAMES {
         let mut eng =
-            engine(name, 4096, Queue { depth: 2, submit_batch: 1, fixed_bufs: true }).expect("engine");
+            engine(name, 4096, Queue { depth: 2, submit_batch: 1, fixed_bufs: true, huge_bufs: true })
+                .expect("engine");
         let res = eng.run(&file, &mut Pattern::sequential(IoDir::Read, 64 * KIB, 8192, false), &mut |_| {
             Flow::Continue
         });
@@ -302,9 +309,12 @@ fn engine_names_and_parameters_are_checked() {
         }
         other => panic!("expected Usage, got {:?}", other.map(|e| e.name())),
     }
-    assert!(matches!(Uring::with_buffers(4096, 0, true), Err(EngineError::Usage(_))));
-    assert!(matches!(Uring::with_buffers(4096, MAX_URING_DEPTH + 1, true), Err(EngineError::Usage(_))));
-    assert!(matches!(Psync::new(0), Err(EngineError::Usage(_))));
+    assert!(matches!(Uring::with_buffers(4096, 0, true, Backing::Auto), Err(EngineError::Usage(_))));
+    assert!(matches!(
+        Uring::with_buffers(4096, MAX_URING_DEPTH + 1, true, Backing::Auto),
+        Err(EngineError::Usage(_))
+    ));
+    assert!(matches!(Psync::new(0, Backing::Auto), Err(EngineError::Usage(_))));
     assert!(matches!(check_direct_bs(1000), Err(EngineError::Usage(m)) if m.contains("bs=1000")));
     assert!(check_direct_bs(0).is_err());
     assert!(check_direct_bs(512).is_ok());

@@ -126,3 +126,36 @@ fn a_timed_sequential_run_drops_its_file_each_time_it_wraps_as_fio_does() {
     );
     assert_eq!(wrap_evictions(&[("direct", Value::Bool(true))]), None, "direct I/O has no cache to drop");
 }
+
+/// `io_buffer_huge_share` of a short direct random read at 64 KiB × 4.
+fn huge_share(more: &[(&str, Value)]) -> Option<f64> {
+    let dir = tmp();
+    let mut opts = vec![
+        ("phase", s("randread")),
+        ("direct", Value::Bool(true)),
+        ("ioengine", s("io_uring")),
+        ("iodepth", Value::Int(4)),
+    ];
+    opts.extend_from_slice(more);
+    let (res, t) = run_cell(&ctx(dir.path(), &opts), None);
+    res.unwrap();
+    t.extra.get("io_buffer_huge_share").copied()
+}
+
+#[test]
+fn io_buffers_get_a_huge_page_of_their_own_unless_hugebufs_is_false() {
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    let share = huge_share(&[]).expect("recorded with hugebufs=true");
+    if thp.contains("[always]") || thp.contains("[madvise]") {
+        assert_eq!(share, 1.0, "a 256 KiB buffer in one 2 MiB huge page");
+    } else {
+        eprintln!("transparent huge pages are off here ({thp:?}): only the record is checked");
+        assert_eq!(share, 0.0);
+    }
+    for (engine, depth) in [("io_uring", 4), ("psync", 1)] {
+        let psync = [("ioengine", s(engine)), ("iodepth", Value::Int(depth))];
+        assert!(huge_share(&psync).is_some(), "{engine}: recorded");
+        let off = [psync[0].clone(), psync[1].clone(), ("hugebufs", Value::Bool(false))];
+        assert_eq!(huge_share(&off), None, "{engine}: heap buffers, as fio's malloc");
+    }
+}

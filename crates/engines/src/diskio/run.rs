@@ -41,6 +41,9 @@ struct WorkerResult {
     stats: RunStats,
     /// Passes made (more than one when short passes are repeated to fill `min_window`).
     passes: u32,
+    /// Bytes of its buffers' own mapping in transparent huge pages, and the mapping's size
+    /// (0, 0 for heap buffers).
+    buffer_huge_bytes: (u64, u64),
 }
 
 /// State shared by the workers and the driver of one cell.
@@ -54,6 +57,10 @@ struct Shared<'a> {
     go: Barrier,
     /// Set by the first worker to finish its pass.
     stonewall: AtomicBool,
+    /// Set by the pass-mode driver once the window's end is read: a worker that finished
+    /// keeps its ring open until then, so that the CPU of the ring's kernel workers is still
+    /// there to be counted at the window's end.
+    window_closed: AtomicBool,
     /// Set by a worker that failed; the driver stops the cell.
     failed: AtomicBool,
     first_error: Mutex<Option<EngineError>>,
@@ -71,6 +78,7 @@ impl<'a> Shared<'a> {
             ready: Barrier::new(cfg.procs + 1),
             go: Barrier::new(cfg.procs + 1),
             stonewall: AtomicBool::new(false),
+            window_closed: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             first_error: Mutex::new(None),
             finished: AtomicU32::new(0),
@@ -120,7 +128,8 @@ fn worker(sh: &Shared<'_>, i: usize, path: &Path) {
     let start = Instant::now();
     let mut meter = WorkerMeter::new();
     meter.tick(sh.ctl);
-    let mut res = WorkerResult::default();
+    let mut res =
+        WorkerResult { buffer_huge_bytes: io.buffers().huge_page_bytes(), ..WorkerResult::default() };
     let mut bytes = 0u64;
     let mut noticed = false;
     let mut on_done = |d: Done| {
@@ -155,6 +164,19 @@ fn worker(sh: &Shared<'_>, i: usize, path: &Path) {
         Err(e) => sh.fail(e),
     }
     sh.finished.fetch_add(1, Ordering::AcqRel);
+    if !sh.cfg.timed {
+        hold_until_window_closed(sh);
+    }
+    drop(io);
+}
+
+/// Pass mode: waits until the driver has read the window's end (or the cell failed or was
+/// interrupted) before the caller closes its ring.
+fn hold_until_window_closed(sh: &Shared<'_>) {
+    while !sh.window_closed.load(Ordering::Acquire) && !sh.failed.load(Ordering::Acquire) && !sh.ctl.aborted()
+    {
+        std::thread::sleep(Duration::from_micros(200));
+    }
 }
 
 /// Runs worker `i`'s pass, fsynced if asked, and repeats it while [`DiskConfig::repeats`]
@@ -236,6 +258,7 @@ fn drive_pass_waking(sh: &Shared<'_>, woke: impl FnOnce()) -> Result<f64, Engine
         }
         if !closed && sh.stonewall.load(Ordering::Acquire) {
             sh.ctl.end_measure();
+            sh.window_closed.store(true, Ordering::Release);
             closed = true;
         }
         if sh.finished.load(Ordering::Acquire) as usize == sh.cfg.procs {
@@ -263,7 +286,11 @@ impl Workload for DiskCell {
         let driven = std::thread::scope(|s| {
             for (i, p) in paths.iter().enumerate() {
                 let sh = &sh;
-                s.spawn(move || worker(sh, i, p));
+                // Named, so that profiles and /proc show which threads are diskio's.
+                std::thread::Builder::new()
+                    .name(format!("diskio-w{i}"))
+                    .spawn_scoped(s, move || worker(sh, i, p))
+                    .expect("cannot start a diskio worker thread");
             }
             if cfg.timed {
                 drive_timed(&sh)
@@ -296,6 +323,13 @@ impl Workload for DiskCell {
 fn record_extras(cfg: &DiskConfig, rec: &Recorder, results: &[WorkerResult], parent_secs: f64) {
     let max_in_flight = results.iter().map(|r| r.stats.max_in_flight).max().unwrap_or(0);
     rec.set_extra("max_in_flight", f64::from(max_in_flight));
+    if cfg.hugebufs {
+        let (huge, mapped) =
+            results.iter().fold((0, 0), |(h, m), r| (h + r.buffer_huge_bytes.0, m + r.buffer_huge_bytes.1));
+        if mapped > 0 {
+            rec.set_extra("io_buffer_huge_share", huge as f64 / mapped as f64);
+        }
+    }
     if cfg.evicts_on_wrap() {
         rec.set_extra("wrap_evictions", results.iter().map(|r| r.stats.evictions as f64).sum());
     }
@@ -327,6 +361,53 @@ mod tests {
     /// Regression: "parent sees" reached 753,154 MiB/s against the children's 378 with one
     /// process, because the parent's time started after it woke from the release, which can
     /// be later than a worker's whole pass.
+    /// At the window's end, checks (after a pause) whether a diskio worker thread still lives.
+    struct WorkerAliveAtEnd(std::sync::atomic::AtomicBool);
+
+    impl crate::WindowHooks for Arc<WorkerAliveAtEnd> {
+        fn measure_ended(&self) {
+            std::thread::sleep(Duration::from_millis(200));
+            let alive = std::fs::read_dir("/proc/thread-self/..").into_iter().flatten().flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("diskio-w"))
+            });
+            self.0.store(alive, Ordering::Release);
+        }
+    }
+
+    /// Regression: in pass mode a worker that finished closed its io_uring ring at once, so
+    /// when the window's end was read its kernel workers could be gone, and their CPU was
+    /// counted as the harness's. A finished worker now holds its ring until the end is read.
+    #[test]
+    fn a_finished_pass_mode_worker_keeps_its_ring_until_the_windows_end_is_read() {
+        let dir = tempfile::tempdir_in("/var/tmp").expect("tempdir");
+        let ctx = crate::testutil::cell_ctx(
+            &super::super::DiskIo,
+            dir.path(),
+            1,
+            &[
+                ("phase", racehorse_core::Value::Str("randwrite".into())),
+                ("ioengine", racehorse_core::Value::Str("io_uring".into())),
+                ("iodepth", racehorse_core::Value::Int(4)),
+                ("size", racehorse_core::Value::Int(1 << 20)),
+                ("min_window_ms", racehorse_core::Value::Int(0)),
+            ],
+        );
+        let mut cell = crate::Engine::prepare(&super::super::DiskIo, &ctx).expect("prepare");
+        let seen = Arc::new(WorkerAliveAtEnd(AtomicBool::new(false)));
+        let ctl = Control::new(
+            Duration::ZERO,
+            Duration::from_secs(1),
+            Arc::new(RealClock::default()),
+            Box::new(seen.clone()),
+            Arc::default(),
+        );
+        let rec = Recorder::new();
+        let res = cell.run(&ctl, &rec);
+        cell.cleanup().expect("cleanup");
+        res.expect("a pass");
+        assert!(seen.0.load(Ordering::Acquire), "the worker (and its ring) was gone when the window closed");
+    }
+
     #[test]
     fn a_driver_that_wakes_late_still_spans_every_worker() {
         let cfg = DiskConfig {
@@ -340,6 +421,7 @@ mod tests {
             iodepth: 1,
             iodepth_batch: 1,
             fixedbufs: true,
+            hugebufs: true,
             rwmixread: 50,
             timed: false,
             invalidate: true,

@@ -79,9 +79,24 @@ const HUGE_BYTES: usize = 2 << 20;
 /// fio's rate, whose 1 MiB arrived whole (BENCHMARKS.md, issue 24).
 const HUGE_FROM_BYTES: usize = 512 << 10;
 
+/// Where an [`AlignedBuf`]'s memory comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backing {
+    /// The allocator below 512 KiB, its own huge-page mapping from there on.
+    Auto,
+    /// Its own 2 MiB-aligned mapping marked MADV_HUGEPAGE, whatever the size: physically
+    /// contiguous when the kernel grants the huge page. A 64 KiB read into such a buffer
+    /// reached this VM's virtio disk as one segment and was served 2-4x faster than into
+    /// scattered 4 KiB pages (BENCHMARKS.md, issue 24).
+    HugePages,
+    /// The allocator whatever the size, as fio's default `mem=malloc`.
+    Heap,
+}
+
 /// A buffer aligned to 4096 bytes (O_DIRECT-safe), filled with pseudo-random bytes that differ in
-/// every 4 KiB block and between buffers (so compression or dedup can't cheat). From 512 KiB
-/// on it is its own 2 MiB-aligned anonymous mapping (whole huge pages) marked MADV_HUGEPAGE before it is touched:
+/// every 4 KiB block and between buffers (so compression or dedup can't cheat). With
+/// [`Backing::HugePages`] (and [`Backing::Auto`] from 512 KiB on) it is its own 2 MiB-aligned
+/// anonymous mapping (whole huge pages) marked MADV_HUGEPAGE before it is touched:
 /// registered with io_uring, pages of one huge page count as one segment, so a 1 MiB I/O
 /// stays within a device's segment limit (128 × 4 KiB pages would not, and the kernel then
 /// splits it on io_uring's worker threads instead of submitting it inline).
@@ -132,7 +147,13 @@ unsafe impl Send for AlignedBuf {}
 unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
+    /// A buffer of `len_bytes` with [`Backing::Auto`].
     pub fn new(len_bytes: usize) -> Result<AlignedBuf, EngineError> {
+        AlignedBuf::with_backing(len_bytes, Backing::Auto)
+    }
+
+    /// A buffer of `len_bytes` from `backing` (the heap when a huge-page mapping cannot be made).
+    pub fn with_backing(len_bytes: usize, backing: Backing) -> Result<AlignedBuf, EngineError> {
         if len_bytes == 0 {
             return Err(EngineError::Usage("an I/O buffer needs at least 1 byte; bs must be > 0".into()));
         }
@@ -142,7 +163,11 @@ impl AlignedBuf {
             ))
         };
         let layout = Layout::from_size_align(len_bytes, BUF_ALIGN_BYTES).map_err(|_| too_big())?;
-        let huge = if len_bytes >= HUGE_FROM_BYTES { huge_mapping(len_bytes) } else { None };
+        let huge = match backing {
+            Backing::HugePages => huge_mapping(len_bytes),
+            Backing::Auto if len_bytes >= HUGE_FROM_BYTES => huge_mapping(len_bytes),
+            Backing::Auto | Backing::Heap => None,
+        };
         let mut buf = match huge {
             Some((ptr, size)) => AlignedBuf { ptr, layout, mapped: Some(size) },
             None => {
@@ -177,12 +202,45 @@ impl AlignedBuf {
         self.layout.size() == 0
     }
 
+    /// Bytes of the buffer's own mapping that the kernel backs with transparent huge pages,
+    /// and the mapping's size: (0, 0) for a heap buffer. Read from /proc/self/smaps
+    /// (`AnonHugePages` of the mapping holding the buffer, at most its size); (0, size) when
+    /// unreadable.
+    pub fn huge_page_bytes(&self) -> (u64, u64) {
+        let Some(size) = self.mapped else { return (0, 0) };
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        let huge = anon_huge_bytes(&smaps, self.ptr.as_ptr() as usize).unwrap_or(0);
+        (huge.min(size as u64), size as u64)
+    }
+
     /// Raw pointer `start` bytes into the buffer, made without creating a reference (the kernel may be
     /// writing other parts of the buffer at the same time).
     pub(crate) fn raw_at(&self, start: usize) -> *mut u8 {
         debug_assert!(start <= self.len());
         self.ptr.as_ptr().wrapping_add(start)
     }
+}
+
+/// `AnonHugePages` (bytes) of the mapping in `smaps` (the text of /proc/PID/smaps) that
+/// holds `addr`; None when no mapping holds it or the field is missing.
+fn anon_huge_bytes(smaps: &str, addr: usize) -> Option<u64> {
+    let mut inside = false;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((lo, hi)) = first.split_once('-') {
+            if let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) {
+                inside = (lo..hi).contains(&addr);
+                continue;
+            }
+        }
+        if inside {
+            if let Some(kib) = line.strip_prefix("AnonHugePages:") {
+                let kib: u64 = kib.trim().trim_end_matches("kB").trim().parse().ok()?;
+                return Some(kib * 1024);
+            }
+        }
+    }
+    None
 }
 
 impl Drop for AlignedBuf {
@@ -230,6 +288,35 @@ mod tests {
         drop(big);
         let again = AlignedBuf::new(4 * MIB).expect("mapping freed and made again");
         assert_eq!(again.as_slice().as_ptr() as usize % (2 << 20), 0);
+    }
+
+    #[test]
+    fn small_buffers_can_have_a_huge_page_of_their_own_or_stay_on_the_heap() {
+        let huge = AlignedBuf::with_backing(64 * 1024, Backing::HugePages).expect("buf");
+        assert_eq!(huge.as_slice().as_ptr() as usize % (2 << 20), 0, "its own 2 MiB-aligned mapping");
+        let (_, mapped) = huge.huge_page_bytes();
+        assert_eq!(mapped, 2 << 20, "one whole huge page");
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+        if thp.contains("[always]") || thp.contains("[madvise]") {
+            // Compaction may fail on a fragmented machine; the kernel then maps 4 KiB pages.
+            let (got, _) = huge.huge_page_bytes();
+            assert!(got == 0 || got == 2 << 20, "{got}");
+        }
+        let heap = AlignedBuf::with_backing(2 * MIB, Backing::Heap).expect("buf");
+        assert_eq!(heap.huge_page_bytes(), (0, 0), "from the allocator");
+        assert_eq!(AlignedBuf::new(64 * 1024).expect("buf").huge_page_bytes(), (0, 0));
+    }
+
+    #[test]
+    fn the_huge_page_share_is_read_from_the_mapping_that_holds_the_buffer() {
+        let smaps =
+            "7f0000000000-7f0000200000 rw-p 00000000 00:00 0\nSize: 2048 kB\nAnonHugePages: 2048 kB\n\
+                     7f0000200000-7f0000400000 rw-p 00000000 00:00 0 [heap]\nAnonHugePages:        0 kB\n";
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0000_0000), Some(2 << 20));
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_001f_f000), Some(2 << 20));
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0020_0000), Some(0));
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0040_0000), None, "no mapping holds it");
+        assert_eq!(anon_huge_bytes("garbage\nAnonHugePages: x kB", 5), None);
     }
 
     #[test]
