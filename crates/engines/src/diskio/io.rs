@@ -570,24 +570,16 @@ impl Queue {
     pub fn plain(depth: u32) -> Queue {
         Queue { depth, submit_batch: 1, fixed_bufs: false, huge_bufs: false }
     }
-
-    /// Where the buffers' memory comes from.
-    pub fn backing(&self) -> Backing {
-        if self.huge_bufs {
-            Backing::HugePages
-        } else {
-            Backing::Heap
-        }
-    }
 }
 
 /// Builds an engine by name: "psync" or "io_uring".
 pub fn engine(name: &str, bs_bytes: usize, q: Queue) -> Result<Box<dyn IoEngine>, EngineError> {
+    let backing = if q.huge_bufs { Backing::HugePages } else { Backing::Heap };
     match name {
-        "psync" => Ok(Box::new(Psync::new(bs_bytes, q.backing())?)),
+        "psync" => Ok(Box::new(Psync::new(bs_bytes, backing)?)),
         "io_uring" => {
             let (depth, submit_batch) = (q.depth, q.submit_batch);
-            let mut u = Uring::with_buffers(bs_bytes, depth, q.fixed_bufs, q.backing())?;
+            let mut u = Uring::with_buffers(bs_bytes, depth, q.fixed_bufs, backing)?;
             u.set_submit_batch(submit_batch);
             Ok(Box::new(u))
         }

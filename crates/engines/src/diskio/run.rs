@@ -57,9 +57,9 @@ struct Shared<'a> {
     go: Barrier,
     /// Set by the first worker to finish its pass.
     stonewall: AtomicBool,
-    /// Set by the pass-mode driver once the window's end is read: a worker that finished
-    /// keeps its ring open until then, so that the CPU of the ring's kernel workers is still
-    /// there to be counted at the window's end.
+    /// Set by the pass-mode driver once the window's end is read (and whenever it returns): a
+    /// worker that finished keeps its thread and ring until then, so that io_uring's kernel
+    /// workers, which belong to the thread, are still there to be counted at the window's end.
     window_closed: AtomicBool,
     /// Set by a worker that failed; the driver stops the cell.
     failed: AtomicBool,
@@ -118,18 +118,22 @@ fn worker(sh: &Shared<'_>, i: usize, path: &Path) {
             true => advise(&f, path, sh.cfg.phase.is_random()).map(|()| f),
             false => Ok(f),
         })
-        .and_then(|f| engine(&sh.cfg.ioengine, sh.cfg.bs_bytes as usize, sh.cfg.queue()).map(|e| (f, e)));
+        .and_then(|f| engine(&sh.cfg.ioengine, sh.cfg.bs_bytes as usize, sh.cfg.queue()).map(|e| (f, e)))
+        // Read before the release: /proc/self/smaps walks every mapping of the process.
+        .map(|(f, e)| {
+            let huge = if sh.cfg.hugebufs { e.buffers().huge_page_bytes() } else { (0, 0) };
+            (f, e, huge)
+        });
     sh.ready.wait();
     sh.go.wait();
-    let (file, mut io) = match prepared {
+    let (file, mut io, buffer_huge_bytes) = match prepared {
         Ok(x) => x,
         Err(e) => return sh.fail(e),
     };
     let start = Instant::now();
     let mut meter = WorkerMeter::new();
     meter.tick(sh.ctl);
-    let mut res =
-        WorkerResult { buffer_huge_bytes: io.buffers().huge_page_bytes(), ..WorkerResult::default() };
+    let mut res = WorkerResult { buffer_huge_bytes, ..WorkerResult::default() };
     let mut bytes = 0u64;
     let mut noticed = false;
     let mut on_done = |d: Done| {
@@ -170,8 +174,9 @@ fn worker(sh: &Shared<'_>, i: usize, path: &Path) {
     drop(io);
 }
 
-/// Pass mode: waits until the driver has read the window's end (or the cell failed or was
-/// interrupted) before the caller closes its ring.
+/// Pass mode: waits until the driver has read the window's end or returned (or the cell
+/// failed or was interrupted) before the caller's thread closes its ring and exits, taking
+/// its io_uring kernel workers with it.
 fn hold_until_window_closed(sh: &Shared<'_>) {
     while !sh.window_closed.load(Ordering::Acquire) && !sh.failed.load(Ordering::Acquire) && !sh.ctl.aborted()
     {
@@ -246,6 +251,8 @@ fn drive_pass_waking(sh: &Shared<'_>, woke: impl FnOnce()) -> Result<f64, Engine
     let go = Instant::now();
     sh.go.wait();
     woke();
+    // Whatever way the driver leaves, finished workers may then let go of their rings.
+    let _release = ReleaseHeld(&sh.window_closed);
     let mut closed = false;
     loop {
         if sh.ctl.aborted() {
@@ -256,15 +263,28 @@ fn drive_pass_waking(sh: &Shared<'_>, woke: impl FnOnce()) -> Result<f64, Engine
             sh.ctl.stop();
             return Err(EngineError::Failed("a worker failed".into()));
         }
-        if !closed && sh.stonewall.load(Ordering::Acquire) {
+        // `finished` first: a worker raises the stonewall before it counts itself finished,
+        // so when all have finished the stonewall is up and the window is closed below.
+        let all_finished = sh.finished.load(Ordering::Acquire) as usize == sh.cfg.procs;
+        if !closed && (all_finished || sh.stonewall.load(Ordering::Acquire)) {
             sh.ctl.end_measure();
             sh.window_closed.store(true, Ordering::Release);
             closed = true;
         }
-        if sh.finished.load(Ordering::Acquire) as usize == sh.cfg.procs {
+        if all_finished {
             return Ok(go.elapsed().as_secs_f64());
         }
         std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Sets its flag when dropped: the pass-mode driver's promise that no finished worker waits
+/// on it after it has returned (or unwound).
+struct ReleaseHeld<'a>(&'a AtomicBool);
+
+impl Drop for ReleaseHeld<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
     }
 }
 
@@ -358,25 +378,24 @@ mod tests {
     use crate::RealClock;
     use std::sync::Arc;
 
-    /// Regression: "parent sees" reached 753,154 MiB/s against the children's 378 with one
-    /// process, because the parent's time started after it woke from the release, which can
-    /// be later than a worker's whole pass.
-    /// At the window's end, checks (after a pause) whether a diskio worker thread still lives.
-    struct WorkerAliveAtEnd(std::sync::atomic::AtomicBool);
+    /// At the window's end, checks (after a pause) whether this process still holds a file
+    /// open in `.0` (the cell's own directory): a worker thread keeps its file as long as its
+    /// ring, so an open file means the worker has not yet let go.
+    struct HeldAtEnd(std::path::PathBuf, AtomicBool);
 
-    impl crate::WindowHooks for Arc<WorkerAliveAtEnd> {
+    impl crate::WindowHooks for Arc<HeldAtEnd> {
         fn measure_ended(&self) {
             std::thread::sleep(Duration::from_millis(200));
-            let alive = std::fs::read_dir("/proc/thread-self/..").into_iter().flatten().flatten().any(|t| {
-                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("diskio-w"))
-            });
-            self.0.store(alive, Ordering::Release);
+            let fds = std::fs::read_dir("/proc/self/fd").into_iter().flatten().flatten();
+            let held =
+                fds.filter_map(|fd| std::fs::read_link(fd.path()).ok()).any(|to| to.starts_with(&self.0));
+            self.1.store(held, Ordering::Release);
         }
     }
 
-    /// Regression: in pass mode a worker that finished closed its io_uring ring at once, so
-    /// when the window's end was read its kernel workers could be gone, and their CPU was
-    /// counted as the harness's. A finished worker now holds its ring until the end is read.
+    /// Regression: in pass mode a worker that finished let go of its thread and io_uring ring
+    /// at once, so when the window's end was read the ring's kernel workers could be gone, and
+    /// their CPU was counted as the harness's. A finished worker now holds on until the end is read.
     #[test]
     fn a_finished_pass_mode_worker_keeps_its_ring_until_the_windows_end_is_read() {
         let dir = tempfile::tempdir_in("/var/tmp").expect("tempdir");
@@ -393,7 +412,7 @@ mod tests {
             ],
         );
         let mut cell = crate::Engine::prepare(&super::super::DiskIo, &ctx).expect("prepare");
-        let seen = Arc::new(WorkerAliveAtEnd(AtomicBool::new(false)));
+        let seen = Arc::new(HeldAtEnd(dir.path().to_path_buf(), AtomicBool::new(false)));
         let ctl = Control::new(
             Duration::ZERO,
             Duration::from_secs(1),
@@ -405,9 +424,15 @@ mod tests {
         let res = cell.run(&ctl, &rec);
         cell.cleanup().expect("cleanup");
         res.expect("a pass");
-        assert!(seen.0.load(Ordering::Acquire), "the worker (and its ring) was gone when the window closed");
+        assert!(
+            seen.1.load(Ordering::Acquire),
+            "the worker had let go of its file and ring when the window closed"
+        );
     }
 
+    /// Regression: "parent sees" reached 753,154 MiB/s against the children's 378 with one
+    /// process, because the parent's time started after it woke from the release, which can
+    /// be later than a worker's whole pass.
     #[test]
     fn a_driver_that_wakes_late_still_spans_every_worker() {
         let cfg = DiskConfig {

@@ -86,7 +86,7 @@ pub enum Backing {
     Auto,
     /// Its own 2 MiB-aligned mapping marked MADV_HUGEPAGE, whatever the size: physically
     /// contiguous when the kernel grants the huge page. A 64 KiB read into such a buffer
-    /// reached this VM's virtio disk as one segment and was served 2-4x faster than into
+    /// reached this VM's virtio disk as one segment and was served 4-5x faster than into
     /// scattered 4 KiB pages (BENCHMARKS.md, issue 24).
     HugePages,
     /// The allocator whatever the size, as fio's default `mem=malloc`.
@@ -203,14 +203,19 @@ impl AlignedBuf {
     }
 
     /// Bytes of the buffer's own mapping that the kernel backs with transparent huge pages,
-    /// and the mapping's size: (0, 0) for a heap buffer. Read from /proc/self/smaps
-    /// (`AnonHugePages` of the mapping holding the buffer, at most its size); (0, size) when
-    /// unreadable.
+    /// and the mapping's size: (0, length) for a heap buffer; (0, size) when unreadable. Read from
+    /// /proc/self/smaps: `AnonHugePages` of the kernel mapping holding the buffer, in
+    /// proportion to the buffer's part of it (two buffers' mappings side by side can be
+    /// merged into one, and then share its figure).
     pub fn huge_page_bytes(&self) -> (u64, u64) {
-        let Some(size) = self.mapped else { return (0, 0) };
+        let Some(size) = self.mapped else { return (0, self.len() as u64) };
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
-        let huge = anon_huge_bytes(&smaps, self.ptr.as_ptr() as usize).unwrap_or(0);
-        (huge.min(size as u64), size as u64)
+        let size = size as u64;
+        let huge = match anon_huge_bytes(&smaps, self.ptr.as_ptr() as usize) {
+            Some((huge, span)) if span > 0 => (huge as u128 * u128::from(size) / u128::from(span)) as u64,
+            _ => 0,
+        };
+        (huge.min(size), size)
     }
 
     /// Raw pointer `start` bytes into the buffer, made without creating a reference (the kernel may be
@@ -222,22 +227,21 @@ impl AlignedBuf {
 }
 
 /// `AnonHugePages` (bytes) of the mapping in `smaps` (the text of /proc/PID/smaps) that
-/// holds `addr`; None when no mapping holds it or the field is missing.
-fn anon_huge_bytes(smaps: &str, addr: usize) -> Option<u64> {
-    let mut inside = false;
+/// holds `addr`, and that mapping's length; None when no mapping holds it or the field is
+/// missing.
+fn anon_huge_bytes(smaps: &str, addr: usize) -> Option<(u64, u64)> {
+    let mut inside: Option<u64> = None;
     for line in smaps.lines() {
         let first = line.split_whitespace().next().unwrap_or("");
         if let Some((lo, hi)) = first.split_once('-') {
             if let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) {
-                inside = (lo..hi).contains(&addr);
+                inside = (lo..hi).contains(&addr).then_some((hi - lo) as u64);
                 continue;
             }
         }
-        if inside {
-            if let Some(kib) = line.strip_prefix("AnonHugePages:") {
-                let kib: u64 = kib.trim().trim_end_matches("kB").trim().parse().ok()?;
-                return Some(kib * 1024);
-            }
+        if let (Some(span), Some(kib)) = (inside, line.strip_prefix("AnonHugePages:")) {
+            let kib: u64 = kib.trim().trim_end_matches("kB").trim().parse().ok()?;
+            return Some((kib * 1024, span));
         }
     }
     None
@@ -303,19 +307,19 @@ mod tests {
             assert!(got == 0 || got == 2 << 20, "{got}");
         }
         let heap = AlignedBuf::with_backing(2 * MIB, Backing::Heap).expect("buf");
-        assert_eq!(heap.huge_page_bytes(), (0, 0), "from the allocator");
-        assert_eq!(AlignedBuf::new(64 * 1024).expect("buf").huge_page_bytes(), (0, 0));
+        assert_eq!(heap.huge_page_bytes(), (0, 2 * MIB as u64), "from the allocator");
+        assert_eq!(AlignedBuf::new(64 * 1024).expect("buf").huge_page_bytes(), (0, 64 * 1024));
     }
 
     #[test]
     fn the_huge_page_share_is_read_from_the_mapping_that_holds_the_buffer() {
         let smaps =
             "7f0000000000-7f0000200000 rw-p 00000000 00:00 0\nSize: 2048 kB\nAnonHugePages: 2048 kB\n\
-                     7f0000200000-7f0000400000 rw-p 00000000 00:00 0 [heap]\nAnonHugePages:        0 kB\n";
-        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0000_0000), Some(2 << 20));
-        assert_eq!(anon_huge_bytes(smaps, 0x7f00_001f_f000), Some(2 << 20));
-        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0020_0000), Some(0));
-        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0040_0000), None, "no mapping holds it");
+                     7f0000200000-7f0000600000 rw-p 00000000 00:00 0\nAnonHugePages:        2048 kB\n";
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0000_0000), Some((2 << 20, 2 << 20)));
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_001f_f000), Some((2 << 20, 2 << 20)));
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0020_0000), Some((2 << 20, 4 << 20)), "two merged");
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0060_0000), None, "no mapping holds it");
         assert_eq!(anon_huge_bytes("garbage\nAnonHugePages: x kB", 5), None);
     }
 
