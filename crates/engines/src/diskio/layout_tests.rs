@@ -103,14 +103,19 @@ fn invalidate_false_keeps_what_the_layout_left_in_the_cache() {
     assert_eq!(cached, SIZE_BYTES, "fio's invalidate=0: the written file stays cached");
 }
 
-/// `wrap_evictions` of a timed buffered sequential read (None when not recorded).
-fn wrap_evictions(more: &[(&str, Value)]) -> Option<f64> {
+/// The extra `key` of a cell run with `base` then `more` options (None when not recorded).
+fn extra_of(key: &str, base: &[(&str, Value)], more: &[(&str, Value)]) -> Option<f64> {
     let dir = tmp();
-    let mut opts = vec![("phase", s("read")), ("timed", Value::Bool(true)), ("bs", Value::Int(256 << 10))];
-    opts.extend_from_slice(more);
+    let opts = [base, more].concat();
     let (res, t) = run_cell(&ctx(dir.path(), &opts), None);
     res.unwrap();
-    t.extra.get("wrap_evictions").copied()
+    t.extra.get(key).copied()
+}
+
+/// `wrap_evictions` of a timed buffered sequential read (None when not recorded).
+fn wrap_evictions(more: &[(&str, Value)]) -> Option<f64> {
+    let base = [("phase", s("read")), ("timed", Value::Bool(true)), ("bs", Value::Int(256 << 10))];
+    extra_of("wrap_evictions", &base, more)
 }
 
 #[test]
@@ -129,17 +134,13 @@ fn a_timed_sequential_run_drops_its_file_each_time_it_wraps_as_fio_does() {
 
 /// `io_buffer_huge_share` of a short direct random read at 64 KiB × 4.
 fn huge_share(more: &[(&str, Value)]) -> Option<f64> {
-    let dir = tmp();
-    let mut opts = vec![
+    let base = [
         ("phase", s("randread")),
         ("direct", Value::Bool(true)),
         ("ioengine", s("io_uring")),
         ("iodepth", Value::Int(4)),
     ];
-    opts.extend_from_slice(more);
-    let (res, t) = run_cell(&ctx(dir.path(), &opts), None);
-    res.unwrap();
-    t.extra.get("io_buffer_huge_share").copied()
+    extra_of("io_buffer_huge_share", &base, more)
 }
 
 #[test]

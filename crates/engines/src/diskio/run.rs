@@ -41,8 +41,8 @@ struct WorkerResult {
     stats: RunStats,
     /// Passes made (more than one when short passes are repeated to fill `min_window`).
     passes: u32,
-    /// Bytes of its buffers' own mapping in transparent huge pages, and the mapping's size
-    /// (0, 0 for heap buffers).
+    /// Bytes of its buffers in transparent huge pages, and the buffers' size ((0, 0) when
+    /// `hugebufs` is off).
     buffer_huge_bytes: (u64, u64),
 }
 
@@ -253,7 +253,6 @@ fn drive_pass_waking(sh: &Shared<'_>, woke: impl FnOnce()) -> Result<f64, Engine
     woke();
     // Whatever way the driver leaves, finished workers may then let go of their rings.
     let _release = ReleaseHeld(&sh.window_closed);
-    let mut closed = false;
     loop {
         if sh.ctl.aborted() {
             sh.ctl.stop();
@@ -266,10 +265,10 @@ fn drive_pass_waking(sh: &Shared<'_>, woke: impl FnOnce()) -> Result<f64, Engine
         // `finished` first: a worker raises the stonewall before it counts itself finished,
         // so when all have finished the stonewall is up and the window is closed below.
         let all_finished = sh.finished.load(Ordering::Acquire) as usize == sh.cfg.procs;
+        let closed = sh.window_closed.load(Ordering::Acquire);
         if !closed && (all_finished || sh.stonewall.load(Ordering::Acquire)) {
             sh.ctl.end_measure();
             sh.window_closed.store(true, Ordering::Release);
-            closed = true;
         }
         if all_finished {
             return Ok(go.elapsed().as_secs_f64());
