@@ -15,6 +15,8 @@
 # MODES (direct cached), ROWS (PHASE:BS:QD:MODE ..., instead of the four lists),
 # TARGETS (file device), SIZE (1g), WINDOW (3s), WARMUP (1s),
 # DIR (the working filesystem's directory for files and the image; default /var/tmp),
+# FIO_IOMEM_ALIGN (e.g. 4k: fio's buffers start on a page boundary, as diskio's do; unset
+# keeps fio's default, unaligned for buffered I/O),
 # KEEP (set: keep the run's store and JSON exports, for a second look at the cells).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +54,9 @@ write_suite() { # $1 = target (directory or device), $2 = suite file
         printf '\n[[workload]]\nengine = "%s"\nphase = "%s"\nbs = "%s"\nsize = "%s"\n' "$tool" "$phase" "$bs" "$size"
         printf 'direct = %s\ntimed = true\nioengine = "io_uring"\niodepth = %s\ntarget = "%s"\n' "$direct" "$qd" "$1"
         if [ -b "$1" ]; then printf 'destructive = true\n'; fi
+        if [ "$tool" = fio ] && [ -n "${FIO_IOMEM_ALIGN:-}" ]; then
+          printf 'iomem_align = "%s"\n' "$FIO_IOMEM_ALIGN"
+        fi
       done
     done
   } >"$2"

@@ -110,6 +110,8 @@ pub struct JobSpec {
     pub invalidate: bool,
     /// fio `fadvise_hint` (its default 1).
     pub fadvise_hint: bool,
+    /// fio `iomem_align` in bytes; 0 leaves it out (fio's default).
+    pub iomem_align: u64,
 }
 
 impl JobSpec {
@@ -237,6 +239,9 @@ impl JobSpec {
         if !self.fadvise_hint {
             a.push("--fadvise_hint=0".to_string());
         }
+        if self.iomem_align > 0 {
+            a.push(format!("--iomem_align={}", self.iomem_align));
+        }
         if self.phase == DiskPhase::RandRw {
             a.push(format!("--rwmixread={}", self.rwmixread));
         }
@@ -289,6 +294,7 @@ mod tests {
             layout: crate::support::disk_layout::Layout::Auto.resolve(phase).unwrap(),
             invalidate: true,
             fadvise_hint: true,
+            iomem_align: 0,
         }
     }
 
@@ -367,6 +373,17 @@ mod tests {
         s.phase = DiskPhase::Reread;
         let once = measured(&s).iter().filter(|x| x.starts_with("--invalidate")).count();
         assert_eq!(once, 1, "reread keeps its cache with a single --invalidate=0");
+    }
+
+    #[test]
+    fn iomem_align_is_passed_only_when_set() {
+        let mut s = spec(DiskPhase::RandRead);
+        assert!(!measured(&s).iter().any(|x| x.starts_with("--iomem_align")), "0 keeps fio's default");
+        s.iomem_align = 4096;
+        let a = measured(&s);
+        assert!(has(&a, "--iomem_align=4096"), "{a:?}");
+        let layout = s.args(Pass::Layout, Timing::default(), "/w/l.json", None);
+        assert!(!layout.iter().any(|x| x.starts_with("--iomem_align")), "only the measured pass: {layout:?}");
     }
 
     #[test]

@@ -134,6 +134,12 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         device,
         invalidate: disk_options::flag(ctx, "invalidate", true)?,
         fadvise_hint: disk_options::flag(ctx, "fadvise_hint", true)?,
+        // A cell stored before the option existed ran with fio's default.
+        iomem_align: if ctx.spec.params.contains_key("iomem_align") {
+            ctx.get_u64("iomem_align")?
+        } else {
+            0
+        },
     })
 }
 
