@@ -68,8 +68,10 @@ fn jmh_stores_the_score_unit_error_and_cpu_per_op_of_one_benchmark_per_cell() {
         // start and end. On a quiet machine that is within milliseconds: opening at the fork's
         // start (JVM start-up and warm-up inside) or at iteration 2 would not fit. On a loaded
         // one (a noisy cell) either report was seen up to ~0.4 s late, so only gross errors show.
+        // A quiet cell once saw its start report 52 ms late (0.848 s) while other tests had
+        // just loaded the machine: 0.75 s still rejects an opening at iteration 2 (0.6 s).
         let noisy = c["quality"]["noisy"].as_bool() == Some(true);
-        let fits = if noisy { 0.4..2.0 } else { 0.85..1.3 };
+        let fits = if noisy { 0.4..2.0 } else { 0.75..1.3 };
         assert!(fits.contains(&window), "window {window} s for 3 x 300 ms (noisy: {noisy}): {c}");
         let (score, error) = (num(c, &["extra", "jmh_score"]), num(c, &["extra", "jmh_score_error"]));
         assert!(score > 0.0 && error >= 0.0, "{c}");
