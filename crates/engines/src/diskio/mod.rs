@@ -41,6 +41,9 @@ impl Engine for DiskIo {
     fn info(&self) -> &'static EngineInfo {
         &INFO
     }
+    fn drop_unused(&self, params: &mut racehorse_core::Params) {
+        crate::support::disk_options::drop_unused_iomem_align(params, false);
+    }
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         let cfg = DiskConfig::from_ctx(ctx)?;
         files::check_fits(&cfg)

@@ -216,6 +216,15 @@ pub fn flag(ctx: &crate::CellContext, name: &str, default: bool) -> Result<bool,
     }
 }
 
+/// Drops the fio-only `iomem_align` from a planned cell where it changes nothing: always for
+/// diskio (`for_fio` false), and at 0 for fio (its default, nothing passed). So such cells'
+/// labels and compare keys stay those of runs made before the option existed.
+pub fn drop_unused_iomem_align(params: &mut racehorse_core::Params, for_fio: bool) {
+    if !for_fio || params.get("iomem_align") == Some(&racehorse_core::Value::Int(0)) {
+        params.remove("iomem_align");
+    }
+}
+
 /// The path is a block device (a disk, partition or loop device).
 pub fn is_block_device(p: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
@@ -236,6 +245,22 @@ mod tests {
         assert_eq!(phase.kind, OptKind::Choice(DiskPhase::NAMES));
         assert!(DiskPhase::RandRw.reads() && DiskPhase::RandRw.writes() && DiskPhase::RandRw.is_random());
         assert!(DiskPhase::Read.cold() && !DiskPhase::Reread.cold());
+    }
+
+    #[test]
+    fn iomem_align_is_kept_only_where_fio_gets_it() {
+        use racehorse_core::{Params, Value};
+        let with = |v: i64| {
+            Params::from([("bs".to_string(), Value::Int(4096)), ("iomem_align".to_string(), Value::Int(v))])
+        };
+        for (v, for_fio, kept) in
+            [(0, false, false), (4096, false, false), (0, true, false), (4096, true, true)]
+        {
+            let mut p = with(v);
+            drop_unused_iomem_align(&mut p, for_fio);
+            assert_eq!(p.contains_key("iomem_align"), kept, "iomem_align={v} for_fio={for_fio}");
+            assert!(p.contains_key("bs"), "other options stay");
+        }
     }
 
     #[test]

@@ -74,6 +74,9 @@ impl Engine for Fio {
     fn info(&self) -> &'static EngineInfo {
         &INFO
     }
+    fn drop_unused(&self, params: &mut racehorse_core::Params) {
+        disk_options::drop_unused_iomem_align(params, true);
+    }
     fn prepare(&self, ctx: &CellContext) -> Result<Box<dyn Workload>, EngineError> {
         fio_path().ok_or_else(|| TOOL.missing())?;
         let spec = job_spec(ctx)?;
@@ -134,7 +137,7 @@ fn job_spec(ctx: &CellContext) -> Result<JobSpec, EngineError> {
         device,
         invalidate: disk_options::flag(ctx, "invalidate", true)?,
         fadvise_hint: disk_options::flag(ctx, "fadvise_hint", true)?,
-        // A cell stored before the option existed ran with fio's default.
+        // Absent at 0 (see drop_unused) and in cells stored before the option existed.
         iomem_align: if ctx.spec.params.contains_key("iomem_align") {
             ctx.get_u64("iomem_align")?
         } else {
