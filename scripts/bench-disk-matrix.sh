@@ -17,6 +17,8 @@
 # DIR (the working filesystem's directory for files and the image; default /var/tmp),
 # FIO_IOMEM_ALIGN (e.g. 4k: fio's buffers start on a page boundary, as diskio's do; unset
 # keeps fio's default, unaligned for buffered I/O),
+# PIN (a CPU list for taskset, e.g. 1: racehorse, diskio's workers and fio all run there, so
+# the scheduler cannot place the two tools differently; unset leaves placement to it),
 # KEEP (set: keep the run's store and JSON exports, for a second look at the cells).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,6 +113,10 @@ EOF
 }
 
 rows >/dev/null # a bad ROWS word exits 2 here, before anything is built or written
+if [ -n "${PIN:-}" ] && ! taskset -c "$PIN" true 2>/dev/null; then
+  echo "PIN='$PIN' is not a CPU list taskset accepts on this machine (online: $(cat /sys/devices/system/cpu/online))" >&2
+  exit 2
+fi
 cargo build --release --quiet
 db="$work/matrix.db"
 for target in $targets; do
@@ -127,7 +133,7 @@ for target in $targets; do
   esac
   write_suite "$where" "$work/$target.toml"
   echo "== $target: $where, $rounds rounds"
-  ./target/release/racehorse --db "$db" run "$work/$target.toml" --label "matrix-$target" --quiet \
+  ${PIN:+taskset -c "$PIN"} ./target/release/racehorse --db "$db" run "$work/$target.toml" --label "matrix-$target" --quiet \
     --dir "$work" --sample-ms 0 >/dev/null
   ./target/release/racehorse --db "$db" export "matrix-$target" --format json -o "$work/$target.json"
   summarize "$work/$target.json"
