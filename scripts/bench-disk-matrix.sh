@@ -3,7 +3,9 @@
 # direction, queue depth and cache mode, on a file in the working filesystem and on a block
 # device (a loop device with direct I/O over an image on that filesystem), both tools
 # alternating within each round. Prints one row per configuration: median IOPS and CPU per
-# I/O of each tool over the rounds, their ratios, and the rounds' spread.
+# I/O of each tool over the rounds, their ratios, the rounds' spread, and a verdict from
+# `racehorse compare RUN --by workload=fio` (Welch intervals; Benjamini-Hochberg over all
+# rows and both metrics): behind, level or ahead.
 #
 # Root only (losetup, cache drops). Usage:
 #   bash scripts/bench-disk-matrix.sh [ROUNDS]                      the whole matrix (hours)
@@ -80,35 +82,63 @@ rows() {
   done; done; done; done
 }
 
-summarize() { # $1 = exported JSON
-  python3 - "$1" <<'EOF'
+summarize() { # $1 = exported JSON, $2 = `racehorse compare --by workload=fio` JSON
+  python3 - "$1" "$2" <<'EOF'
 import json, statistics, sys
 cells = json.load(open(sys.argv[1]))["cells"]
+records = json.load(open(sys.argv[2]))["records"]
+def key_of(p):
+    return (p["phase"], p["bs"], p["iodepth"], "direct" if p["direct"] else "cached")
 rows = {}
 for c in cells:
     if c["status"] != "ok" or not c["ops"]:
         continue
-    p = c["params"]
-    key = (p["phase"], p["bs"], p["iodepth"], "direct" if p["direct"] else "cached")
     iops = c["ops"] / c["window_s"]
     cpu = c["cpu"]["total_s"] / c["ops"] * 1e6
-    noisy = c["quality"]["noisy"]
-    rows.setdefault(key, {}).setdefault(c["workload"], []).append((iops, cpu, noisy))
-print("| phase | bs | QD | mode | diskio IOPS | fio IOPS | IOPS ratio (min–max) | diskio µs CPU/IO | fio µs CPU/IO | CPU ratio (min–max) | noisy cells |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rows.setdefault(key_of(c["params"]), {}).setdefault(c["workload"], []).append((iops, cpu, c["quality"]["noisy"]))
+# compare's Welch interval and p-value per row and metric (diskio scaled to fio), then
+# Benjamini-Hochberg over every row and both metrics, noisy rows included, so that the
+# matrix is judged once on this run: "behind" = significantly fewer IOPS or more CPU per I/O.
+tests = {(key_of(r["params"]), r["metric"]): r for r in records
+         if r["metric"] in ("throughput", "cpu_total_per_unit") and r["p_value"] is not None}
+order = sorted(tests, key=lambda k: tests[k]["p_value"])
+q, m, run_min = {}, len(order), 1.0
+for i, k in reversed(list(enumerate(order))):
+    run_min = min(run_min, tests[k]["p_value"] * m / (i + 1))
+    q[k] = run_min
+def judged(key):
+    t, c = tests.get((key, "throughput")), tests.get((key, "cpu_total_per_unit"))
+    if t is None or c is None:
+        return "n/a", "", ""
+    sig = lambda k2: q[(key, k2)] <= 0.05
+    worse = (t["ratio"] < 1 and sig("throughput")) or (c["ratio"] > 1 and sig("cpu_total_per_unit"))
+    better = (t["ratio"] > 1 and sig("throughput")) or (c["ratio"] < 1 and sig("cpu_total_per_unit"))
+    word = "**behind**" if worse else "ahead" if better else "level"
+    ci = lambda r, k2: f"{r['ci_lo']:.2f}–{r['ci_hi']:.2f} q={q[(key, k2)]:.2f}"
+    return word + (" ?" if t["noisy_window"] else ""), ci(t, "throughput"), ci(c, "cpu_total_per_unit")
+print("| phase | bs | QD | mode | diskio IOPS | fio IOPS | IOPS ratio (rounds min–max) | 95% CI, q "
+      "| diskio µs CPU/IO | fio µs CPU/IO | CPU ratio (min–max) | 95% CI, q | verdict | noisy cells |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 def kib(b): return f"{b // 1024}k" if b < 1 << 20 else f"{b >> 20}m"
+counts = {}
 for key in sorted(rows, key=lambda k: (k[1], k[0], k[2], k[3])):
     d, f = rows[key].get("diskio", []), rows[key].get("fio", [])
     if not d or not f:
-        print(f"| {key[0]} | {kib(key[1])} | {key[2]} | {key[3]} | missing | | | | | | |")
+        print(f"| {key[0]} | {kib(key[1])} | {key[2]} | {key[3]} | missing | | | | | | | | | |")
         continue
     med = lambda xs, i: statistics.median(x[i] for x in xs)
     ratios = [a[0] / b[0] for a, b in zip(d, f)]
     cpu_ratios = [a[1] / b[1] for a, b in zip(d, f)]
     noisy = sum(x[2] for x in d + f)
+    verdict, ci_t, ci_c = judged(key)
+    counts[verdict.split()[0]] = counts.get(verdict.split()[0], 0) + 1
     print(f"| {key[0]} | {kib(key[1])} | {key[2]} | {key[3]} | {med(d,0):,.0f} | {med(f,0):,.0f} | "
-          f"**{med(d,0)/med(f,0):.2f}** ({min(ratios):.2f}–{max(ratios):.2f}) | {med(d,1):.1f} | {med(f,1):.1f} | "
-          f"{med(d,1)/med(f,1):.2f} ({min(cpu_ratios):.2f}–{max(cpu_ratios):.2f}) | {noisy} |")
+          f"**{med(d,0)/med(f,0):.2f}** ({min(ratios):.2f}–{max(ratios):.2f}) | {ci_t} | {med(d,1):.1f} | "
+          f"{med(f,1):.1f} | {med(d,1)/med(f,1):.2f} ({min(cpu_ratios):.2f}–{max(cpu_ratios):.2f}) | {ci_c} | "
+          f"{verdict} | {noisy} |")
+print()
+print("Verdicts (Benjamini-Hochberg over %d tests, q <= 0.05; ? = a noisy round in the row): %s"
+      % (m, ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))))
 EOF
 }
 
@@ -136,5 +166,7 @@ for target in $targets; do
   ${PIN:+taskset -c "$PIN"} ./target/release/racehorse --db "$db" run "$work/$target.toml" --label "matrix-$target" --quiet \
     --dir "$work" --sample-ms 0 >/dev/null
   ./target/release/racehorse --db "$db" export "matrix-$target" --format json -o "$work/$target.json"
-  summarize "$work/$target.json"
+  ./target/release/racehorse --db "$db" compare "matrix-$target" --by workload=fio --format json --quiet \
+    -o "$work/$target-compare.json"
+  summarize "$work/$target.json" "$work/$target-compare.json"
 done

@@ -1,5 +1,6 @@
 //! The disk workloads end to end through the binary: diskio phases with the overall row in
-//! `compare`, the fio adapter on the same axes, and refusals before anything is written.
+//! `compare`, the fio adapter on the same axes (and diskio against it with `--by workload`),
+//! and refusals before anything is written.
 
 use crate::common::{machine_lock, text, Sandbox};
 
@@ -64,6 +65,21 @@ fn fio_runs_on_the_same_axes() {
     let cells = v["cells"].as_array().expect("cells");
     assert_eq!(cells.len(), 6);
     assert!(cells.iter().all(|c| c["extra"]["fio_bw_bytes_per_s"].as_f64().unwrap_or(0.0) > 0.0), "{v}");
+    // diskio on the same options records the same parameters, so the two engines compare
+    // point for point along `workload` (what scripts/bench-disk-matrix.sh judges with).
+    let o = disk_run(&sb, "diskio", "d");
+    assert!(o.status.success(), "{}", text(&o));
+    let plain = sb.run(&["compare", "f", "d"]);
+    let t = text(&plain);
+    assert_eq!(plain.status.code(), Some(2), "{t}");
+    assert!(t.contains("workload (base 'fio', new 'diskio')") && t.contains("--by workload"), "{t}");
+    let by = sb.run(&["compare", "f", "d", "--by", "workload", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&by.stdout).expect("stdout is json only");
+    let records = v["records"].as_array().expect("records");
+    let throughput: Vec<_> = records.iter().filter(|r| r["metric"] == "throughput").collect();
+    assert_eq!(throughput.len(), 3, "write, read and their overall row matched: {v}");
+    assert!(throughput.iter().all(|r| r["workload"] == "fio/diskio" && r["ratio"].as_f64().is_some()), "{v}");
+    assert_eq!(v["news"][0]["by"], "workload=diskio", "{v}");
 }
 
 #[test]

@@ -215,7 +215,8 @@ pub struct CompareArgs {
     pub new: Vec<String>,
     /// Compare along this parameter (cflags, ipc …): cells are matched on everything else;
     /// NAME=VALUE makes VALUE the base (default: the base run's only value, or with one run
-    /// the first value that ran)
+    /// the first value that ran). `workload` compares engines run with the same parameters
+    /// (`--by workload=fio`: diskio scaled to fio)
     #[arg(long, value_name = "NAME[=BASE]")]
     pub by: Option<String>,
     /// Exit with code 3 when any point got significantly worse by PCT percent or more in any

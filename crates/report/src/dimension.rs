@@ -1,6 +1,7 @@
 //! Comparing along one dimension (`compare --by NAME[=BASE]`): the sides are cut into one
 //! slice per value of a parameter (`cflags`, `ipc` …), the parameter is taken out of every
-//! cell, and the slices are then matched on everything else like any two runs.
+//! cell, and the slices are then matched on everything else like any two runs. `--by workload`
+//! cuts along the workload (engine) itself: `diskio` against `fio` in one run, cell for cell.
 
 use crate::model::{shown, Group, GroupKey, Scope, Side};
 use racehorse_core::CellResult;
@@ -55,15 +56,35 @@ pub enum DimensionError {
     OneValue { side: String, name: String, value: String, run: i64 },
 }
 
+/// The dimension that is not a parameter: the cell's workload (engine), so that two engines
+/// of one run (`diskio` and `fio`, with the same parameters) compare point for point.
+pub const WORKLOAD: &str = "workload";
+
 /// The value of `name` in a cell as people write it (`bs=64k`), or None without it.
 fn value_of(c: &CellResult, name: &str) -> Option<String> {
+    if name == WORKLOAD {
+        return Some(c.spec.workload.clone());
+    }
     c.spec.params.get(name).map(|v| shown(name, v))
 }
 
 /// Whether the value given on the command line names this cell's value, as shown
 /// (`64k`) or as stored (`65536`).
 fn names_value(c: &CellResult, name: &str, given: &str) -> bool {
+    if name == WORKLOAD {
+        return c.spec.workload == given;
+    }
     c.spec.params.get(name).is_some_and(|v| shown(name, v) == given || v.to_string() == given)
+}
+
+/// Takes the dimension out of a cell: the parameter, or for [`WORKLOAD`] the engine's name,
+/// which becomes `joined` (every value, `diskio/fio`) so that the slices' cells match.
+fn take_out(c: &mut CellResult, name: &str, joined: &str) {
+    if name == WORKLOAD {
+        c.spec.workload = joined.to_string();
+    } else {
+        c.spec.params.remove(name);
+    }
 }
 
 /// The side's cells (of its variant) that count.
@@ -83,6 +104,7 @@ fn values(side: &Side, name: &str) -> Result<Vec<String>, DimensionError> {
     if out.is_empty() {
         let mut known: Vec<&str> =
             own_cells(side).flat_map(|c| c.spec.params.keys()).map(String::as_str).collect();
+        known.push(WORKLOAD);
         known.sort_unstable();
         known.dedup();
         return Err(DimensionError::NoSuchParameter {
@@ -94,13 +116,14 @@ fn values(side: &Side, name: &str) -> Result<Vec<String>, DimensionError> {
     Ok(out)
 }
 
-/// The slice of `side` whose dimension has `value`, without the parameter.
-fn slice(side: &Side, name: &str, value: &str) -> Side {
+/// The slice of `side` whose dimension has `value`, without the parameter (`joined`: what a
+/// workload slice's cells are called instead of their engine).
+fn slice(side: &Side, name: &str, value: &str, joined: &str) -> Side {
     let cells = own_cells(side)
         .filter(|c| names_value(c, name, value))
         .map(|c| {
             let mut c = c.clone();
-            c.spec.params.remove(name);
+            take_out(&mut c, name, joined);
             c
         })
         .collect();
@@ -142,15 +165,27 @@ fn base_value(side: &Side, by: &By, vals: &[String], first: bool) -> Result<Stri
     }
 }
 
+/// The base value then every other one, once each, joined by `/` (`diskio/fio`).
+fn joined_values<'a>(base: &str, others: impl Iterator<Item = &'a String>) -> String {
+    let mut all = vec![base.to_string()];
+    for v in others {
+        if !all.contains(v) {
+            all.push(v.clone());
+        }
+    }
+    all.join("/")
+}
+
 /// One run (or variant) cut along the dimension: the base value's slice (the given one,
 /// else the first value that ran) against a slice per other value, in the order they ran.
 pub fn split_run(side: &Side, by: &By) -> Result<(Side, Vec<Side>), DimensionError> {
     let vals = values(side, &by.name)?;
     let base = base_value(side, by, &vals, true)?;
-    let base_side = slice(side, &by.name, &base);
+    let joined = joined_values(&base, vals.iter());
+    let base_side = slice(side, &by.name, &base, &joined);
     let base_shown = base_side.scope.by.as_ref().map(|(_, v)| v.clone()).unwrap_or_default();
     let news: Vec<Side> =
-        vals.iter().filter(|v| **v != base_shown).map(|v| slice(side, &by.name, v)).collect();
+        vals.iter().filter(|v| **v != base_shown).map(|v| slice(side, &by.name, v, &joined)).collect();
     if news.is_empty() {
         return Err(DimensionError::OneValue {
             side: side.name(),
@@ -168,11 +203,13 @@ pub fn split_run(side: &Side, by: &By) -> Result<(Side, Vec<Side>), DimensionErr
 pub fn slice_sides(base: &Side, news: &[Side], by: &By) -> Result<(Side, Vec<Side>), DimensionError> {
     let vals = values(base, &by.name)?;
     let b = base_value(base, by, &vals, false)?;
-    let base_side = slice(base, &by.name, &b);
+    let new_vals = news.iter().map(|n| values(n, &by.name)).collect::<Result<Vec<_>, _>>()?;
+    let joined = joined_values(&b, new_vals.iter().flatten());
+    let base_side = slice(base, &by.name, &b, &joined);
     let mut out = Vec::new();
-    for n in news {
-        for v in values(n, &by.name)? {
-            let s = slice(n, &by.name, &v);
+    for (n, vals) in news.iter().zip(new_vals) {
+        for v in vals {
+            let s = slice(n, &by.name, &v, &joined);
             let same = n.run.id == base.run.id
                 && n.variant == base.variant
                 && n.scope.store == base.scope.store
@@ -192,7 +229,7 @@ pub fn hint_for_nothing_in_common(
     new: &BTreeMap<GroupKey, Group<'_>>,
 ) -> String {
     let names: BTreeSet<&String> = base.keys().chain(new.keys()).flat_map(|k| k.params.keys()).collect();
-    let mut found = Vec::new();
+    let mut found: Vec<String> = workload_differs(base, new).into_iter().collect();
     for n in names {
         let strip = |g: &BTreeMap<GroupKey, Group<'_>>| -> BTreeSet<GroupKey> {
             g.keys()
@@ -224,6 +261,24 @@ pub fn hint_for_nothing_in_common(
         "They differ in {}; to compare along it, add --by {first} (docs/compare.md, \"Along a dimension\").\n",
         found.join("; ")
     )
+}
+
+/// `workload (base 'diskio', new 'fio')` when the sides would match but for their workloads.
+fn workload_differs(
+    base: &BTreeMap<GroupKey, Group<'_>>,
+    new: &BTreeMap<GroupKey, Group<'_>>,
+) -> Option<String> {
+    let anonymous = |g: &BTreeMap<GroupKey, Group<'_>>| -> BTreeSet<GroupKey> {
+        g.keys().map(|k| GroupKey { workload: String::new(), ..k.clone() }).collect()
+    };
+    if anonymous(base).is_disjoint(&anonymous(new)) {
+        return None;
+    }
+    let names = |g: &BTreeMap<GroupKey, Group<'_>>| -> String {
+        let v: BTreeSet<&str> = g.keys().map(|k| k.workload.as_str()).collect();
+        v.into_iter().map(|w| format!("'{w}'")).collect::<Vec<_>>().join(", ")
+    };
+    Some(format!("{WORKLOAD} (base {}, new {})", names(base), names(new)))
 }
 
 #[cfg(test)]

@@ -70,7 +70,10 @@ fn two_runs_differing_in_one_option_match_along_it() {
 fn bad_dimensions_are_explained() {
     let side = run_with(7, "ipc", &["none", "mq"], 1.0);
     let e = split_run(&side, &By::parse("cflags").expect("parse")).expect_err("no such parameter");
-    assert!(e.to_string().contains("no parameter 'cflags'; its parameters are: clients, cpus, ipc"), "{e}");
+    assert!(
+        e.to_string().contains("no parameter 'cflags'; its parameters are: clients, cpus, ipc, workload"),
+        "{e}"
+    );
     let e = split_run(&side, &By::parse("ipc=shm").expect("parse")).expect_err("no such value");
     assert!(e.to_string().contains("no cells with ipc=shm; its values of ipc are: none, mq"), "{e}");
     let e =
@@ -95,4 +98,55 @@ fn the_same_run_on_both_sides_leaves_out_the_base_slice() {
             .expect("slice");
     assert_eq!(base.scope.by.as_ref().map(|b| b.1.as_str()), Some("none"));
     assert_eq!(news.len(), 1, "only mq: none against itself is left out");
+}
+
+/// A run of one synthetic workload per engine name, the later engines `speed` times faster,
+/// every cell with the same parameters.
+fn engines(id: i64, names: &[&str], speed: f64) -> Side {
+    let mut cells = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let shape =
+            Shape { workloads: 1, speed: speed.powi(i as i32), seed: 11 + i as u64, ..Shape::default() };
+        for mut c in synthetic_side(id, "s", &shape).cells {
+            c.spec.workload = (*name).into();
+            cells.push(c);
+        }
+    }
+    Side { cells, ..synthetic_side(id, "s", &Shape::default()) }
+}
+
+#[test]
+fn two_engines_of_one_run_compare_point_for_point_along_workload() {
+    let side = engines(9, &["diskio", "fio"], 1.25);
+    let (base, news) = split_run(&side, &By::parse("workload=fio").expect("parse")).expect("split");
+    assert_eq!(base.scope.by, Some(("workload".into(), "fio".into())), "the chosen engine is the base");
+    assert_eq!(news.len(), 1);
+    assert_eq!(news[0].name(), "run 9 's' workload=diskio");
+    let names: BTreeSet<&str> =
+        base.cells.iter().chain(&news[0].cells).map(|c| c.spec.workload.as_str()).collect();
+    assert_eq!(names, BTreeSet::from(["fio/diskio"]), "both slices' cells carry one common name");
+    assert!(base.cells.iter().all(|c| !c.spec.params.contains_key("workload")), "no parameter is added");
+    let c = compare(&base, &news, &CompareOptions::default(), &area).expect("matched on the parameters");
+    assert_eq!(c.verdicts[0].points, 8, "4 clients x 2 cpus");
+    let gain = c.tables[0].rows[0].sides[0].as_ref().and_then(|s| s.metrics[0].gain_pct).expect("gain");
+    assert!((gain + 20.0).abs() < 3.0, "diskio runs at 1/1.25 of fio's throughput: {gain}");
+    let e = split_run(&side, &By::parse("workload=dbench").expect("parse")).expect_err("no such engine");
+    assert!(
+        e.to_string().contains("no cells with workload=dbench; its values of workload are: diskio, fio"),
+        "{e}"
+    );
+}
+
+#[test]
+fn two_runs_of_different_engines_compare_along_workload() {
+    let d = engines(1, &["diskio"], 1.0);
+    let f = Side { cells: engines(2, &["fio"], 1.0).cells, run: crate::synth::run_info(2, "f"), ..d.clone() };
+    let err = compare(&d, std::slice::from_ref(&f), &CompareOptions::default(), &area).expect_err("no match");
+    let CompareError::NothingInCommon { hint, .. } = &err else { panic!("{err}") };
+    assert!(hint.contains("workload (base 'diskio', new 'fio')") && hint.contains("--by workload"), "{hint}");
+    let (base, news) = slice_sides(&d, &[f], &By::parse("workload").expect("parse")).expect("slice");
+    assert_eq!(news.len(), 1);
+    assert!(base.cells.iter().chain(&news[0].cells).all(|c| c.spec.workload == "diskio/fio"));
+    let c = compare(&base, &news, &CompareOptions::default(), &area).expect("matched");
+    assert_eq!(c.verdicts[0].points, 8);
 }
