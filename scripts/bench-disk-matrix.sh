@@ -100,7 +100,8 @@ for c in cells:
 # Benjamini-Hochberg over every row and both metrics, noisy rows included, so that the
 # matrix is judged once on this run: "behind" = significantly fewer IOPS or more CPU per I/O.
 tests = {(key_of(r["params"]), r["metric"]): r for r in records
-         if r["metric"] in ("throughput", "cpu_total_per_unit") and r["p_value"] is not None}
+         if r["metric"] in ("throughput", "cpu_total_per_unit") and r["p_value"] is not None
+         and key_of(r["params"]) in rows}  # not compare's "overall" row of read+write
 order = sorted(tests, key=lambda k: tests[k]["p_value"])
 q, m, run_min = {}, len(order), 1.0
 for i, k in reversed(list(enumerate(order))):

@@ -41,8 +41,9 @@ pub struct Pattern {
     bs_bytes: u64,
     nrecs: u64,
     kind: Kind,
-    /// A file to drop from the page cache each time a sequential pattern wraps to record 0.
-    evict_fd: Option<RawFd>,
+    /// A file to drop from the page cache each time a sequential pattern wraps to record 0,
+    /// and how.
+    evict_fd: Option<(RawFd, WrapEvict)>,
     /// How many times it was dropped.
     evictions: u64,
 }
@@ -120,10 +121,8 @@ impl Pattern {
                         return None;
                     }
                     *next_rec = 0;
-                    if let Some(fd) = self.evict_fd {
-                        // As fio's loop_cache_invalidate: a failure only leaves pages cached.
-                        // SAFETY: a plain syscall on a descriptor the caller keeps open.
-                        let _ = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+                    if let Some((fd, how)) = self.evict_fd {
+                        drop_cache(fd, how);
                         self.evictions += 1;
                     }
                 }
@@ -152,18 +151,45 @@ impl Pattern {
         self.bs_bytes
     }
 
-    /// Drops `fd`'s pages from the page cache (posix_fadvise DONTNEED, which also starts the
-    /// writeback of dirty ones) each time a wrapping sequential pattern starts over, as fio
-    /// does for a time-based job with `invalidate=1`. The descriptor must stay open while the
-    /// pattern is used. Random patterns never wrap, so they never evict.
-    pub fn evict_on_wrap(&mut self, fd: RawFd) {
-        self.evict_fd = Some(fd);
+    /// Drops `fd`'s pages from the page cache `how` each time a wrapping sequential pattern
+    /// starts over, as fio does for a time-based job with `invalidate=1`. The descriptor must
+    /// stay open while the pattern is used. Random patterns never wrap, so they never evict.
+    pub fn evict_on_wrap(&mut self, fd: RawFd, how: WrapEvict) {
+        self.evict_fd = Some((fd, how));
     }
 
     /// How many times the file was dropped from the cache.
     pub fn evictions(&self) -> u64 {
         self.evictions
     }
+}
+
+/// How a wrapping pattern drops its file from the page cache: what fio's
+/// `loop_cache_invalidate` does for the file's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrapEvict {
+    /// A file: posix_fadvise(DONTNEED), which starts the writeback of dirty pages without
+    /// waiting and drops the clean ones.
+    Advise,
+    /// A block device: ioctl(BLKFLSBUF), which writes every dirty page of the device and
+    /// waits, then drops its whole cache. It needs CAP_SYS_ADMIN; without it (or on any
+    /// failure) the device is advised as a file is.
+    FlushBuffers,
+}
+
+/// `_IO(0x12, 97)`: flush a block device's buffers (linux/fs.h), absent from the libc crate.
+const BLKFLSBUF: u64 = 0x1261;
+
+/// Drops `fd` from the page cache `how`. As in fio, a failure only leaves pages cached.
+fn drop_cache(fd: RawFd, how: WrapEvict) {
+    if how == WrapEvict::FlushBuffers {
+        // SAFETY: BLKFLSBUF takes no argument; a plain ioctl on a descriptor the caller keeps open.
+        if unsafe { libc::ioctl(fd, BLKFLSBUF as _) } == 0 {
+            return;
+        }
+    }
+    // SAFETY: a plain syscall on a descriptor the caller keeps open.
+    let _ = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
 }
 
 /// Writes each 4 KiB block's file offset into its first 8 bytes before a write, so the same buffer
@@ -216,15 +242,21 @@ mod tests {
         let cached = |f: &std::fs::File| crate::support::residency::cached_bytes(f).expect("mincore");
         assert_eq!(cached(&f), 4 * 16384, "just written, still cached");
         let mut p = Pattern::sequential(IoDir::Read, 4 * 16384, 16384, true);
-        p.evict_on_wrap(f.as_raw_fd());
+        p.evict_on_wrap(f.as_raw_fd(), WrapEvict::Advise);
         for _ in 0..4 {
             p.next();
         }
         assert_eq!((p.evictions(), cached(&f)), (0, 4 * 16384), "no wrap yet");
         assert_eq!(p.next(), Some((IoDir::Read, 0)));
         assert_eq!((p.evictions(), cached(&f)), (1, 0), "dropped as it wrapped");
+        std::fs::read(dir.path().join("f")).expect("read the file back into the cache");
+        assert_eq!(cached(&f), 4 * 16384, "cached again");
+        let mut d = Pattern::sequential(IoDir::Read, 4 * 16384, 16384, true);
+        d.evict_on_wrap(f.as_raw_fd(), WrapEvict::FlushBuffers);
+        (0..5).for_each(|_| drop(d.next()));
+        assert_eq!((d.evictions(), cached(&f)), (1, 0), "a file refuses BLKFLSBUF and is advised instead");
         let mut r = Pattern::random(IoDir::Read, 4 * 16384, 16384, None, 1);
-        r.evict_on_wrap(f.as_raw_fd());
+        r.evict_on_wrap(f.as_raw_fd(), WrapEvict::Advise);
         for _ in 0..100 {
             let _ = r.next();
         }

@@ -8,7 +8,7 @@ use super::config::DiskConfig;
 use super::fileops::advise;
 use super::files::TestFiles;
 use super::io::{engine, fsync, Done, Flow, IoEngine, RunStats};
-use super::pattern::IoDir;
+use super::pattern::{IoDir, WrapEvict};
 use crate::support::direct_io::{open_file, OpenMode};
 use crate::support::disk_layout::{fallocate, FileState};
 use crate::support::disk_options::DiskPhase;
@@ -201,7 +201,8 @@ fn passes(
     loop {
         let mut pattern = sh.cfg.pattern(i, u64::from(pass));
         if sh.cfg.evicts_on_wrap() {
-            pattern.evict_on_wrap(file.as_raw_fd());
+            let how = if sh.device { WrapEvict::FlushBuffers } else { WrapEvict::Advise };
+            pattern.evict_on_wrap(file.as_raw_fd(), how);
         }
         let mut stats = io.run(file, &mut pattern, on_done)?;
         stats.evictions = pattern.evictions();

@@ -240,6 +240,42 @@ fn block_devices_are_read_and_written_only_when_destructive() {
     assert!(lo.dev.exists(), "the device itself is never removed");
 }
 
+/// Regression (issue 24, buffered sequential writes to a block device): on each wrap fio
+/// flushes a device's buffers (BLKFLSBUF: every dirty page written, waited for, then the
+/// device's cache dropped), where diskio only advised DONTNEED, which starts the writeback,
+/// leaves it in flight under the next pass and keeps those pages. After the wrap, the whole
+/// first pass must be in the loop device's image and none of the device in the cache.
+#[test]
+fn a_wrapping_pattern_flushes_a_block_device_as_fio_does() {
+    use super::pattern::{IoDir, Pattern, WrapEvict};
+    use crate::support::residency::cached_bytes_of;
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    let dir = tmp();
+    let Some(lo) = Loop::new(dir.path()) else {
+        eprintln!("skipped: needs root and losetup to make a loop device (CI runs as root)");
+        return;
+    };
+    let open = std::fs::OpenOptions::new().read(true).write(true).open(&lo.dev);
+    let mut dev = open.expect("open the loop device");
+    let size = 32u64 << 20;
+    dev.write_all(&vec![0xABu8; size as usize]).expect("buffered write of the whole device");
+    assert!(cached_bytes_of(&dev, size).expect("mincore") > size / 2, "the pass is in the cache");
+    let mut p = Pattern::sequential(IoDir::Write, size, 1 << 20, true);
+    p.evict_on_wrap(dev.as_raw_fd(), WrapEvict::FlushBuffers);
+    (0..32).for_each(|_| drop(p.next()));
+    assert_eq!(p.next(), Some((IoDir::Write, 0)), "wrapped");
+    assert_eq!(p.evictions(), 1);
+    assert_eq!(
+        cached_bytes_of(&dev, size).expect("mincore"),
+        0,
+        "the device's cache is dropped, dirty pages too"
+    );
+    let mut image = vec![0u8; size as usize];
+    std::fs::File::open(&lo.img).and_then(|mut f| f.read_exact(&mut image)).expect("read the image");
+    assert!(image.iter().all(|b| *b == 0xAB), "the flush waited until every dirty page reached the device");
+}
+
 /// Reads (field 1) and sectors read (field 3) of a block device from sysfs.
 fn read_counts(dev: &Path) -> Option<(u64, u64)> {
     let name = dev.file_name()?.to_str()?;

@@ -7,7 +7,12 @@ use std::os::unix::io::AsRawFd;
 /// Bytes of `file` resident in the page cache (whole pages; 0 for an empty file). The file
 /// must be open for reading (it is mapped read-only).
 pub fn cached_bytes(file: &File) -> std::io::Result<u64> {
-    let len = file.metadata()?.len();
+    cached_bytes_of(file, file.metadata()?.len())
+}
+
+/// Bytes of the first `len` bytes of `file` resident in the page cache: for a block device,
+/// whose metadata gives no length, `len` is its size.
+pub fn cached_bytes_of(file: &File, len: u64) -> std::io::Result<u64> {
     if len == 0 {
         return Ok(0);
     }
