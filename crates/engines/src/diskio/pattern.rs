@@ -253,7 +253,9 @@ mod tests {
         assert_eq!(cached(&f), 4 * 16384, "cached again");
         let mut d = Pattern::sequential(IoDir::Read, 4 * 16384, 16384, true);
         d.evict_on_wrap(f.as_raw_fd(), WrapEvict::FlushBuffers);
-        (0..5).for_each(|_| drop(d.next()));
+        for _ in 0..5 {
+            let _ = d.next();
+        }
         assert_eq!((d.evictions(), cached(&f)), (1, 0), "a file refuses BLKFLSBUF and is advised instead");
         let mut r = Pattern::random(IoDir::Read, 4 * 16384, 16384, None, 1);
         r.evict_on_wrap(f.as_raw_fd(), WrapEvict::Advise);

@@ -263,7 +263,9 @@ fn a_wrapping_pattern_flushes_a_block_device_as_fio_does() {
     assert!(cached_bytes_of(&dev, size).expect("mincore") > size / 2, "the pass is in the cache");
     let mut p = Pattern::sequential(IoDir::Write, size, 1 << 20, true);
     p.evict_on_wrap(dev.as_raw_fd(), WrapEvict::FlushBuffers);
-    (0..32).for_each(|_| drop(p.next()));
+    for _ in 0..32 {
+        let _ = p.next();
+    }
     assert_eq!(p.next(), Some((IoDir::Write, 0)), "wrapped");
     assert_eq!(p.evictions(), 1);
     assert_eq!(
