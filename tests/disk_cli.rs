@@ -80,6 +80,7 @@ fn fio_runs_on_the_same_axes() {
     assert_eq!(throughput.len(), 3, "write, read and their overall row matched: {v}");
     assert!(throughput.iter().all(|r| r["workload"] == "fio/diskio" && r["ratio"].as_f64().is_some()), "{v}");
     assert_eq!(v["news"][0]["by"], "workload=diskio", "{v}");
+    assert_eq!(v["areas"][0]["area"], "Disk I/O", "the area of the base engine: {v}");
 }
 
 #[test]

@@ -87,9 +87,11 @@ fn variant_sides(side: Side) -> Result<(Side, Vec<Side>), Failure> {
     Ok((with(&names[0]), names[1..].iter().map(with).collect()))
 }
 
-/// The summary table's area of a workload, from its engine.
+/// The summary table's area of a workload, from its engine; for the engines matched by
+/// `--by workload` (`fio/diskio`), the base engine's.
 pub(crate) fn area_of(workload: &str) -> String {
-    find(workload).map_or_else(|| "Other".to_string(), |e| e.area().to_string())
+    let engine = workload.split('/').next().unwrap_or(workload);
+    find(engine).map_or_else(|| "Other".to_string(), |e| e.area().to_string())
 }
 
 fn chosen_format(format: Option<ReportFormat>, output: Option<&Path>) -> ReportFormat {
