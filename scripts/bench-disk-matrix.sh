@@ -15,7 +15,9 @@
 #                                                                   chosen rows only
 # Environment: BS (4k 16k 64k 1m), PHASES (read write randread randwrite), QDS (1 4 32),
 # MODES (direct cached), ROWS (PHASE:BS:QD:MODE ..., instead of the four lists),
-# TARGETS (file device), SIZE (1g), WINDOW (3s), WARMUP (1s),
+# TARGETS (file device), SIZE (1g), WINDOW (3s; use 6s for buffered rows, whose writeback
+# cycles every 5 s, and 14s for 1m direct rows, where diskio's CPU per window is too few clock
+# ticks to resolve in less: such rows say "n/a (CPU below resolution ...)"), WARMUP (1s),
 # DIR (the working filesystem's directory for files and the image; default /var/tmp),
 # FIO_IOMEM_ALIGN (e.g. 4k: fio's buffers start on a page boundary, as diskio's do; unset
 # keeps fio's default, unaligned for buffered I/O),
@@ -102,6 +104,9 @@ for c in cells:
 tests = {(key_of(r["params"]), r["metric"]): r for r in records
          if r["metric"] in ("throughput", "cpu_total_per_unit") and r["p_value"] is not None
          and key_of(r["params"]) in rows}  # not compare's "overall" row of read+write
+# metrics compare refused because a cell's figure was below its resolution (too few clock
+# ticks of CPU in a short window): such a row gets no verdict and says why.
+unresolved = {(key_of(r["params"]), r["metric"]) for r in records if r.get("below_resolution")}
 order = sorted(tests, key=lambda k: tests[k]["p_value"])
 q, m, run_min = {}, len(order), 1.0
 for i, k in reversed(list(enumerate(order))):
@@ -110,7 +115,10 @@ for i, k in reversed(list(enumerate(order))):
 def judged(key):
     t, c = tests.get((key, "throughput")), tests.get((key, "cpu_total_per_unit"))
     if t is None or c is None:
-        return "n/a", "", ""
+        short = [n for n, m2 in (("IOPS", "throughput"), ("CPU", "cpu_total_per_unit"))
+                 if (key, m2) in unresolved]
+        why = f" ({' and '.join(short)} below resolution: lengthen WINDOW)" if short else ""
+        return "n/a" + why, "", ""
     sig = lambda k2: q[(key, k2)] <= 0.05
     worse = (t["ratio"] < 1 and sig("throughput")) or (c["ratio"] > 1 and sig("cpu_total_per_unit"))
     better = (t["ratio"] > 1 and sig("throughput")) or (c["ratio"] < 1 and sig("cpu_total_per_unit"))
