@@ -10,6 +10,7 @@ pub mod envdiff;
 pub mod escape;
 pub mod flat;
 pub mod formats;
+pub mod history;
 pub mod html;
 pub mod itemlayout;
 pub mod items;

@@ -4,9 +4,11 @@
 //! variation), plus what `compare` needs: confidence intervals for the ratio of means new/base
 //! (Welch delta method or percentile bootstrap, see [`ratio_ci`]), Student's t distribution,
 //! geometric means, ranges and the noisy-metric flag; the p-value of a ratio and the
-//! Benjamini–Hochberg correction over many of them ([`benjamini_hochberg`]).
+//! Benjamini–Hochberg correction over many of them ([`benjamini_hochberg`]); change points in a
+//! series of runs ([`changepoint`]).
 
 mod aggregate;
+pub mod changepoint;
 mod pvalue;
 mod ratio;
 mod special;
