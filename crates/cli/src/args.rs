@@ -287,6 +287,10 @@ pub struct RunArgs {
     /// Label for the run, used by show/compare (default: the preset, workload or file name)
     #[arg(long)]
     pub label: Option<String>,
+    /// A tag kept with the run, e.g. --tag commit=3f2a9c1 --tag build=812 (repeatable): runs
+    /// with tags form the series of `racehorse history` (kernel and racehorse are added)
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
     /// Online-CPU counts to scale over, e.g. 1,2 (default: all online CPUs)
     #[arg(long, value_delimiter = ',')]
     pub cpus: Vec<u32>,

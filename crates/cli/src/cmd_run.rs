@@ -320,6 +320,7 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         version: env!("CARGO_PKG_VERSION").to_string(),
         inventory_name: fleet_name("--inventory-name", a.inventory_name.as_deref())?.unwrap_or_default(),
         campaign: fleet_name("--campaign", a.campaign.as_deref())?,
+        tags: run_tags(&a.tags)?,
     };
     execute_plan(cli, a, &store, &req, &signals)
 }
@@ -336,6 +337,19 @@ fn start_at(v: Option<f64>) -> Result<Option<std::time::SystemTime>, Failure> {
         )));
     }
     Ok(Some(std::time::UNIX_EPOCH + Duration::from_secs_f64(s)))
+}
+
+/// `--tag KEY=VALUE` flags, each checked, no key twice.
+fn run_tags(flags: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    let tags: Vec<(String, String)> = flags
+        .iter()
+        .map(|t| racehorse_store::tags::parse_tag(t))
+        .collect::<Result<_, _>>()
+        .map_err(Failure::usage)?;
+    match racehorse_store::tags::tags_problem(&tags) {
+        Some(why) => Err(Failure::usage(format!("--tag: {why}"))),
+        None => Ok(tags),
+    }
 }
 
 /// An inventory name or campaign id as given (flag or environment), checked.

@@ -50,6 +50,8 @@ pub struct RunRequest {
     pub inventory_name: String,
     /// The campaign the run belongs to, if any.
     pub campaign: Option<String>,
+    /// The user's tags (`run --tag KEY=VALUE`), checked; the automatic ones are added here.
+    pub tags: Vec<(String, String)>,
 }
 
 /// How a run ended.
@@ -310,8 +312,21 @@ fn record_run(req: &RunRequest, store: &Store, excl: &exclusivity::Exclusivity) 
             cpu_method: environment.cpu_control.clone(),
             inventory_name: req.inventory_name.clone(),
             campaign: req.campaign.clone(),
+            tags: run_tags(req, &environment.kernel_release),
         })
         .context("creating the run in the store")
+}
+
+/// The run's tags: the user's (`run --tag`), then the automatic `kernel` (release) and
+/// `racehorse` (version) unless the user set them.
+fn run_tags(req: &RunRequest, kernel: &str) -> Vec<(String, String)> {
+    let mut tags = req.tags.clone();
+    for (k, v) in [("kernel", kernel), ("racehorse", req.version.as_str())] {
+        if !v.is_empty() && !tags.iter().any(|(key, _)| key == k) {
+            tags.push((k.to_string(), v.chars().take(racehorse_store::tags::MAX_TAG_VALUE).collect()));
+        }
+    }
+    tags
 }
 
 /// What the run stores as its suite: the variants with every setting, the order (and seed)

@@ -43,6 +43,7 @@ impl Bench {
             version: "test".into(),
             inventory_name: String::new(),
             campaign: None,
+            tags: vec![("commit".into(), "abc".into())],
         }
     }
 
@@ -85,6 +86,11 @@ fn a_run_stores_its_cells_and_puts_the_machine_back() {
     assert_eq!(b.swappiness(), before);
     assert!(!b.state.exists(), "no state file left");
     assert!(r.verified_settings >= 1);
+    // The user's tag and the automatic ones (issue 41).
+    let tags = b.store.run_tags(r.run_id).unwrap();
+    let keys: Vec<&str> = tags.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["commit", "kernel", "racehorse"], "{tags:?}");
+    assert!(tags.contains(&("racehorse".into(), "test".into())));
 }
 
 /// Issue 21, case 1: two runs at the same moment both changed the machine.
@@ -212,6 +218,7 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
             cpu_method: "none".into(),
             inventory_name: String::new(),
             campaign: None,
+            tags: Vec::new(),
         })
         .unwrap();
     let path = PathBuf::from(b.store.path());

@@ -17,11 +17,19 @@ const CELL_INSERT: &str = "INSERT INTO cells (run_id, idx, workload, variant, re
      own_cpu_s, noisy, below_resolution_json, virt_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
      ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)";
 
-const CELL_SELECT: &str = "SELECT id, workload, variant, rep, params_json, status, error, unit, units, \
-     window_ns, ops, bytes_read, bytes_written, cpu_user_s, cpu_kernel_s, cpu_steal_s, cpu_iowait_s, \
-     cpu_idle_s, wl_cpu_user_s, wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, cpus_online, extra_json, \
-     settings_json, profile_json, outside_cpu_s, kthread_cpu_s, own_cpu_s, noisy, below_resolution_json, \
-     virt_json FROM cells WHERE run_id = ?1 ORDER BY idx, id";
+/// The columns [`cell_from_row`] reads after the cell's id, for every query of whole cells.
+macro_rules! cell_columns {
+    () => {
+        "workload, variant, rep, params_json, status, error, unit, units, window_ns, ops, bytes_read, \
+         bytes_written, cpu_user_s, cpu_kernel_s, cpu_steal_s, cpu_iowait_s, cpu_idle_s, wl_cpu_user_s, \
+         wl_cpu_kernel_s, wl_cpu_method, harness_cpu_s, cpus_online, extra_json, settings_json, \
+         profile_json, outside_cpu_s, kthread_cpu_s, own_cpu_s, noisy, below_resolution_json, virt_json"
+    };
+}
+pub(crate) use cell_columns;
+
+const CELL_SELECT: &str =
+    concat!("SELECT id, ", cell_columns!(), " FROM cells WHERE run_id = ?1 ORDER BY idx, id");
 
 const SAMPLE_COLUMNS: &str = "t_ms, cpu_user_pct, cpu_kernel_pct, cpu_iowait_pct, cpu_steal_pct, \
      cpu_idle_pct, run_queue_tasks, blocked_tasks, mem_free_bytes, mem_cached_bytes, mem_dirty_bytes, \
@@ -134,7 +142,7 @@ impl Store {
     }
 
     /// Every latency histogram of a run's cells, by cell id, each cell's in the order written.
-    fn run_latencies(&self, run_id: i64) -> Result<std::collections::HashMap<i64, Vec<OpStats>>> {
+    pub(crate) fn run_latencies(&self, run_id: i64) -> Result<std::collections::HashMap<i64, Vec<OpStats>>> {
         let mut stmt = self.conn.prepare(
             "SELECT l.cell_id, l.op, l.histogram_json FROM latencies l JOIN cells c ON c.id = l.cell_id \
              WHERE c.run_id = ?1 ORDER BY l.rowid",
@@ -263,7 +271,7 @@ pub(crate) fn insert_latencies(tx: &Transaction<'_>, cell_id: i64, latencies: &[
 
 /// Rebuilds a cell (without samples and latencies) from a `CELL_SELECT` row. The outer error
 /// is SQLite's; the inner one describes a JSON column that does not parse.
-fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> {
+pub(crate) fn cell_from_row(row: &Row<'_>) -> rusqlite::Result<Result<CellResult, String>> {
     let params_json: String = row.get(4)?;
     let extra_json: String = row.get(23)?;
     let params: Params = match serde_json::from_str(&params_json) {

@@ -48,6 +48,14 @@ pub enum StoreError {
     #[error("cannot read /dev/urandom for the run's UUID: {0}")]
     Random(std::io::Error),
 
+    /// A tag that cannot be stored (see `tags::tag_problem`).
+    #[error("{0}")]
+    BadTag(String),
+
+    /// No change point with this id in the ledger.
+    #[error("no change point {0} in the ledger; list them with `racehorse alerts --all`")]
+    UnknownChangePoint(i64),
+
     /// Any other SQLite failure.
     #[error("store database error: {0}")]
     Sqlite(#[from] rusqlite::Error),

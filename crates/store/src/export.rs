@@ -161,11 +161,31 @@ pub fn export_json(run: &RunInfo, cells: &[CellResult]) -> String {
 /// The export document itself (what [`export_json`] prints), for loaders that need the
 /// values rather than the text (`racehorse load` of a SQLite store).
 pub fn export_doc(run: &RunInfo, cells: &[CellResult]) -> Json {
+    export_doc_with(run, &HistoryParts::default(), cells)
+}
+
+/// What an export carries for history besides the run and its cells (added to version 1
+/// without changing it: readers that do not know them skip them).
+#[derive(Debug, Clone, Default)]
+pub struct HistoryParts {
+    /// The run's tags.
+    pub tags: Vec<(String, String)>,
+    /// The ledger's change points whose first run after the change is this run.
+    pub change_points: Vec<crate::ledger::ChangePointRecord>,
+}
+
+/// The export document of a run with its tags and its change points.
+pub fn export_doc_with(run: &RunInfo, history: &HistoryParts, cells: &[CellResult]) -> Json {
+    let mut run_obj = run_json(run);
+    let tags: Map<String, Json> =
+        history.tags.iter().map(|(k, v)| (k.clone(), Json::String(v.clone()))).collect();
+    run_obj["tags"] = Json::Object(tags);
     json!({
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "run": run_json(run),
+        "run": run_obj,
         "cells": cells.iter().map(cell_json).collect::<Vec<_>>(),
+        "change_points": history.change_points,
     })
 }
 

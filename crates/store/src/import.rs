@@ -46,6 +46,8 @@ pub struct ExportedRun {
     /// Operations whose latencies the export gave only as percentiles (exports written before
     /// histograms were exported): their latencies are not loaded.
     pub latencies_without_histogram: usize,
+    /// The ledger's change points the export carries (none in exports before history).
+    pub change_points: Vec<crate::ledger::ChangePointRecord>,
 }
 
 /// What [`Store::import_run`] did.
@@ -122,6 +124,7 @@ pub fn parse_export_value(doc: &Json) -> std::result::Result<ExportedRun, Import
         cpu_method: text(r, "cpu_method")?,
         inventory_name: r["inventory_name"].as_str().unwrap_or_default().to_string(),
         campaign: r["campaign"].as_str().map(str::to_string),
+        tags: tags_of(&r["tags"])?,
     };
     let started_at_unix_s = int(r, "started_at_unix_s")?;
     let uuid = match &r["uuid"] {
@@ -156,7 +159,36 @@ pub fn parse_export_value(doc: &Json) -> std::result::Result<ExportedRun, Import
         status,
         cells,
         latencies_without_histogram,
+        change_points: change_points_of(&doc["change_points"])?,
     })
+}
+
+/// The run's tags (absent before history: none), checked as `run --tag` checks them.
+fn tags_of(v: &Json) -> std::result::Result<Vec<(String, String)>, ImportError> {
+    let tags: Vec<(String, String)> = match v {
+        Json::Null => Vec::new(),
+        Json::Object(m) => m
+            .iter()
+            .map(|(k, v)| {
+                v.as_str()
+                    .map(|s| (k.clone(), s.to_string()))
+                    .ok_or_else(|| field("run.tags", "a tag value is text"))
+            })
+            .collect::<std::result::Result<_, _>>()?,
+        _ => return Err(field("run.tags", "an object of KEY: VALUE")),
+    };
+    match crate::tags::tags_problem(&tags) {
+        Some(why) => Err(field("run.tags", why)),
+        None => Ok(tags),
+    }
+}
+
+/// The change points an export carries (absent before history: none).
+fn change_points_of(v: &Json) -> std::result::Result<Vec<crate::ledger::ChangePointRecord>, ImportError> {
+    match v {
+        Json::Null => Ok(Vec::new()),
+        v => serde_json::from_value(v.clone()).map_err(|e| field("change_points", e.to_string())),
+    }
 }
 
 fn param(name: &str, v: &Json) -> std::result::Result<Value, ImportError> {
@@ -286,6 +318,7 @@ impl Store {
     /// finish and status kept), unless the same run is already here.
     pub fn import_run(&self, r: &ExportedRun) -> Result<Imported> {
         if let Some(id) = self.find_same_run(r)? {
+            self.merge_change_points(&r.change_points)?;
             return Ok(Imported::AlreadyPresent(id));
         }
         let tx = self.conn.unchecked_transaction()?;
@@ -312,13 +345,31 @@ impl Store {
             ],
         )?;
         let run_id = tx.last_insert_rowid();
+        for (k, v) in &r.run.tags {
+            tx.execute(
+                "INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![run_id, k, v],
+            )?;
+        }
         for (idx, cell) in r.cells.iter().enumerate() {
             let cell_id = insert_cell_row(&tx, run_id, idx, cell)?;
             crate::cells::insert_samples(&tx, cell_id, &cell.samples)?;
             insert_latencies(&tx, cell_id, &cell.latencies)?;
         }
         tx.commit()?;
+        self.merge_change_points(&r.change_points)?;
         Ok(Imported::New(run_id))
+    }
+}
+
+impl Store {
+    /// Merges an export's change points into the ledger (see [`Store::merge_change_point`]).
+    fn merge_change_points(&self, points: &[crate::ledger::ChangePointRecord]) -> Result<usize> {
+        let mut changed = 0;
+        for p in points {
+            changed += usize::from(self.merge_change_point(p)?);
+        }
+        Ok(changed)
     }
 }
 

@@ -123,3 +123,41 @@ fn an_export_without_uuid_gets_a_stable_derived_one() {
     doc["run"]["uuid"] = serde_json::json!("not-a-uuid");
     assert_eq!(parse_export(&doc.to_string()).unwrap_err().to_string(), "run.uuid: not a UUID");
 }
+
+/// Issue 41: tags and the ledger's change points travel with an export; an acknowledgement
+/// made in one store reaches another, and a second import changes nothing.
+#[test]
+fn tags_and_change_points_travel_with_an_export() {
+    let store = Store::open_in_memory().unwrap();
+    let run = crate::NewRun { tags: vec![("commit".into(), "abc".into())], ..new_run("tagged") };
+    let id = store.create_run(&run).unwrap();
+    store.insert_cell(id, 0, &full_cell(1)).unwrap();
+    let info = store.run(id).unwrap().unwrap();
+    let mut point = crate::ledger::tests::record("7d4b1f0e-0000-4000-8000-000000000001");
+    point.after_run_uuid = info.uuid.clone();
+    let cp = store.save_change_point(&point).unwrap();
+    store
+        .set_change_point_status(cp, crate::ledger::LedgerStatus::Acknowledged, Some("known"), None)
+        .unwrap();
+    let parts = crate::HistoryParts {
+        tags: store.run_tags(id).unwrap(),
+        change_points: store.change_points(None).unwrap(),
+    };
+    let text = crate::export_doc_with(&info, &parts, &store.run_cells(id).unwrap()).to_string();
+    let r = parse_export(&text).unwrap();
+    assert_eq!(r.run.tags, vec![("commit".to_string(), "abc".to_string())]);
+    let other = Store::open_in_memory().unwrap();
+    let Imported::New(new_id) = other.import_run(&r).unwrap() else { panic!("a new run") };
+    assert_eq!(other.run_tags(new_id).unwrap(), parts.tags);
+    let got = other.change_points(None).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].status, got[0].reason.as_deref()),
+        (crate::ledger::LedgerStatus::Acknowledged, Some("known"))
+    );
+    assert!(matches!(other.import_run(&r).unwrap(), Imported::AlreadyPresent(_)));
+    assert_eq!(other.change_points(None).unwrap(), got, "a second import changes nothing");
+    // A bad tag in an export is refused with its field.
+    let bad = text.replace("\"commit\":\"abc\"", "\"Commit\":\"abc\"");
+    assert!(parse_export(&bad).unwrap_err().to_string().starts_with("run.tags:"));
+}

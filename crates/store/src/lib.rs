@@ -8,13 +8,17 @@ pub mod error;
 pub mod export;
 pub mod fleet;
 pub mod import;
+pub mod ledger;
+pub mod query;
 mod resolve;
 pub mod schema;
 mod store;
+pub mod tags;
 
 pub use error::{Result, StoreError};
-pub use export::{export_csv, export_doc, export_json, FORMAT_VERSION};
+pub use export::{export_csv, export_doc, export_doc_with, export_json, HistoryParts, FORMAT_VERSION};
 pub use import::{parse_export, parse_export_value, ExportedRun, ImportError, Imported};
+pub use query::RunFilter;
 pub use schema::SCHEMA_VERSION;
 pub use store::{default_path, NewRun, RunInfo, Store};
 

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
 /// Never edit a released step: append a new one (see docs/formats.md).
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -135,6 +135,47 @@ CREATE INDEX runs_campaign ON runs(campaign);
 /// Version 5: a cell run inside a KVM guest: its CPU split into Total, Guest and Hypervisor
 /// (`CellResult::virt` as JSON; NULL on bare metal).
 const V5: &str = "ALTER TABLE cells ADD COLUMN virt_json TEXT;";
+
+/// Version 7: history (issue 41): a run's tags (`run --tag KEY=VALUE`, and the automatic
+/// `kernel` and `racehorse` tags), the ledger of change points, and an index that finds a
+/// workload's cells across runs.
+const V7: &str = "
+CREATE TABLE run_tags (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key    TEXT    NOT NULL,
+    value  TEXT    NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE INDEX run_tags_key_value ON run_tags(key, value);
+CREATE INDEX cells_workload ON cells(workload);
+CREATE TABLE change_points (
+    id                 INTEGER PRIMARY KEY,
+    uuid               TEXT    NOT NULL UNIQUE,
+    series_key         TEXT    NOT NULL,
+    host               TEXT    NOT NULL,
+    workload           TEXT    NOT NULL,
+    variant            TEXT    NOT NULL,
+    params_json        TEXT    NOT NULL,
+    figure             TEXT    NOT NULL,
+    unit               TEXT    NOT NULL,
+    before_run_uuid    TEXT    NOT NULL,
+    after_run_uuid     TEXT    NOT NULL,
+    level_before       REAL    NOT NULL,
+    level_after        REAL    NOT NULL,
+    ratio              REAL    NOT NULL,
+    ratio_lo           REAL,
+    ratio_hi           REAL,
+    p_value            REAL    NOT NULL,
+    direction          TEXT    NOT NULL CHECK (direction IN ('better', 'worse')),
+    status             TEXT    NOT NULL CHECK (status IN ('new', 'acknowledged', 'hidden', 'reverted')),
+    reason             TEXT,
+    link               TEXT,
+    detected_at_unix_s INTEGER NOT NULL,
+    updated_at_unix_s  INTEGER NOT NULL
+);
+CREATE INDEX change_points_series ON change_points(series_key);
+CREATE INDEX change_points_status ON change_points(status);
+";
 
 /// The schema version recorded in the database.
 pub fn user_version(conn: &Connection) -> Result<i64> {

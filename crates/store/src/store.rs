@@ -35,6 +35,8 @@ pub struct NewRun {
     pub inventory_name: String,
     /// The campaign the run belongs to (`run --campaign`), if any.
     pub campaign: Option<String>,
+    /// Tags (`run --tag KEY=VALUE` and the automatic ones), checked by `tags::tags_problem`.
+    pub tags: Vec<(String, String)>,
 }
 
 /// A stored run with counts of its cells.
@@ -65,7 +67,8 @@ pub struct RunInfo {
     pub campaign: Option<String>,
 }
 
-const RUN_COLUMNS: &str = "r.id, r.label, r.started_at_unix_s, r.finished_at_unix_s, r.status, r.host, \
+pub(crate) const RUN_COLUMNS: &str =
+    "r.id, r.label, r.started_at_unix_s, r.finished_at_unix_s, r.status, r.host, \
      r.command, r.suite_json, r.env_json, r.exclusivity_json, r.racehorse_version, r.cpu_method, \
      (SELECT count(*) FROM cells c WHERE c.run_id = r.id AND c.status = 'ok'), \
      (SELECT count(*) FROM cells c WHERE c.run_id = r.id AND c.status <> 'ok'), \
@@ -108,7 +111,7 @@ pub(crate) fn parse_column<T>(
     })
 }
 
-fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
+pub(crate) fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
     Ok(RunInfo {
         id: row.get(0)?,
         label: row.get(1)?,
@@ -264,7 +267,11 @@ impl Store {
                 run.campaign,
             ],
         )?;
-        Ok(self.conn.last_insert_rowid())
+        let id = self.conn.last_insert_rowid();
+        if !run.tags.is_empty() {
+            self.set_run_tags(id, &run.tags)?;
+        }
+        Ok(id)
     }
 
     /// Sets the final status of a run and its finish time.

@@ -174,6 +174,11 @@ fn an_older_schema_is_read_through_a_copy_in_memory() {
             store.conn.execute_batch(&format!("ALTER TABLE cells DROP COLUMN {col};")).unwrap();
         }
         store.conn.execute_batch("DROP INDEX runs_uuid; DROP INDEX runs_campaign;").unwrap();
+        // What versions 7 and later added.
+        store
+            .conn
+            .execute_batch("DROP TABLE run_tags; DROP TABLE change_points; DROP INDEX cells_workload;")
+            .unwrap();
         for col in ["uuid", "inventory_name", "campaign"] {
             store.conn.execute_batch(&format!("ALTER TABLE runs DROP COLUMN {col};")).unwrap();
         }

@@ -18,6 +18,7 @@ pub fn new_run(label: &str) -> NewRun {
         cpu_method: "affinity".into(),
         inventory_name: String::new(),
         campaign: None,
+        tags: Vec::new(),
     }
 }
 
