@@ -1,9 +1,9 @@
 //! racehorse-chart: SVG charts for reports, written as plain strings (no JavaScript, no fonts
 //! needed at build time), so that an HTML report stays one self-contained file.
 //!
-//! Three kinds: [`LineChart`] (one line per series), [`BarChart`] (signed relative changes per
-//! case, coloured by [`Verdict`]) and [`StackedBarChart`] (absolute values per case, bars of
-//! stacked segments). Every `to_svg` returns a well-formed `<svg>` element; all caller text is
+//! Four kinds: [`LineChart`] (one line per series), [`BarChart`] (signed relative changes per
+//! case, coloured by [`Verdict`]), [`StackedBarChart`] (absolute values per case, bars of
+//! stacked segments) and [`TimelineChart`] (one figure over runs, with its change points). Every `to_svg` returns a well-formed `<svg>` element; all caller text is
 //! passed through [`escape`], and the same input always gives the same string.
 
 mod axis;
@@ -15,10 +15,12 @@ mod stacked;
 mod svg;
 #[cfg(test)]
 mod testutil;
+mod timeline;
 
 pub use bar::{Bar, BarChart, Verdict};
 pub use line::{LineChart, Series};
 pub use stacked::{StackBar, StackGroup, StackedBarChart};
+pub use timeline::{ChangeMark, Level, RunMark, TimelineChart};
 
 /// Series colours: the Okabe–Ito colour-blind-safe palette, reordered so that the first
 /// colours contrast best on white, with its pale yellow replaced by a darker olive.
