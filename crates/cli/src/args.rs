@@ -69,6 +69,15 @@ pub enum Command {
     Workloads(WorkloadsArgs),
     /// Compare runs with a base run: tables scaled to base, significance, summary, env diff
     Compare(CompareArgs),
+    /// One figure of one point over many runs: when it changed, by how much, and is it real
+    #[command(after_help = crate::args_history::HISTORY_EXAMPLES)]
+    History(Box<crate::args_history::HistoryArgs>),
+    /// New confirmed change points of the stored series (exit 3 with --fail-on-new: a CI gate)
+    Alerts(crate::args_history::AlertsArgs),
+    /// Acknowledge a change point of the ledger, with a reason (and a link)
+    Ack(crate::args_history::AckArgs),
+    /// Hide a change point of the ledger
+    Hide(crate::args_history::HideArgs),
     /// Report one run: every workload with tables and charts, and the environment
     Report(ReportArgs),
     /// Load a run's JSON export (from this or another store) as a new run, or cells that a run
@@ -118,6 +127,8 @@ pub struct ListArgs {
     /// Print JSON (contract `racehorse-runs`, docs/formats.md)
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub filter: crate::args_history::RunFilterArgs,
     /// With a central database (--db postgres://…): only this campaign's runs, and the hosts
     /// of its manifest that have no run (unreachable, failed)
     #[arg(long, value_name = "ID")]

@@ -12,7 +12,7 @@ use racehorse_report::runview::{show_text_with, ShowOptions};
 use racehorse_report::runview_json::show_json;
 use racehorse_report::units::date;
 use racehorse_report::{run_report, CompareOptions, RunReport, Side};
-use racehorse_store::{export_csv, export_json, Store};
+use racehorse_store::{export_csv, Store};
 
 pub fn list(cli: &Cli, a: &ListArgs) -> CmdResult {
     if let Some(url) = central_url(cli) {
@@ -33,16 +33,22 @@ pub fn list(cli: &Cli, a: &ListArgs) -> CmdResult {
         return Ok(0);
     }
     let store = open_store_read_only(cli)?;
-    let runs = store.list_runs().context("listing runs")?;
+    let filter = crate::cmd_history::run_filter(&a.filter)?;
+    let runs = store.list_runs_where(&filter).context("listing runs")?;
+    let tags = store.all_run_tags().context("reading tags")?;
     if json {
-        return crate::json_out::print(&crate::json_out::runs(&runs));
+        return crate::json_out::print(&crate::json_out::runs_with_tags(&runs, &tags));
     }
     if runs.is_empty() {
-        println!("no runs yet; try `racehorse run quick`");
+        match filter == racehorse_store::RunFilter::default() {
+            true => println!("no runs yet; try `racehorse run quick`"),
+            false => println!("no runs match"),
+        }
         return Ok(0);
     }
-    let mut t = Table::new(&["id", "label", "date (UTC)", "status", "host", "cells ok", "failed"], 5);
+    let mut t = Table::new(&["id", "label", "date (UTC)", "status", "host", "cells ok", "failed", "tags"], 5);
     for r in runs {
+        let user_tags = tags.get(&r.id).map(|t| user_tags_text(t)).unwrap_or_default();
         t.row(vec![
             r.id.to_string(),
             r.label,
@@ -51,10 +57,20 @@ pub fn list(cli: &Cli, a: &ListArgs) -> CmdResult {
             r.host,
             r.cells_ok.to_string(),
             r.cells_failed.to_string(),
+            user_tags,
         ]);
     }
     print!("{}", t.render());
     Ok(0)
+}
+
+/// The tags a user gave (not the automatic kernel and racehorse ones), as `k=v k=v`.
+fn user_tags_text(tags: &[(String, String)]) -> String {
+    tags.iter()
+        .filter(|(k, _)| k != "kernel" && k != "racehorse")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Run `key`'s cells and the report's model of them, read once for what is printed of it.
@@ -109,7 +125,11 @@ pub fn export(cli: &Cli, a: &ExportArgs) -> CmdResult {
     let run = store.resolve_run(&key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
     let text = match a.format {
-        ExportFormat::Json => export_json(&run, &cells),
+        ExportFormat::Json => {
+            let parts =
+                racehorse_store::history_parts(&store, &run).context("reading tags and the ledger")?;
+            format!("{:#}\n", racehorse_store::export_doc_with(&run, &parts, &cells))
+        }
         ExportFormat::Csv => export_csv(&run, &cells),
     };
     match &a.output {

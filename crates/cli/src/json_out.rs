@@ -45,6 +45,26 @@ pub fn runs(runs: &[RunInfo]) -> Value {
     json!({ "format": "racehorse-runs", "version": VERSION, "runs": rows })
 }
 
+/// `list --json` with each run's tags (an object, empty when it has none).
+pub fn runs_with_tags(
+    list: &[RunInfo],
+    tags: &std::collections::HashMap<i64, Vec<(String, String)>>,
+) -> Value {
+    let mut doc = runs(list);
+    if let Some(rows) = doc["runs"].as_array_mut() {
+        for (row, r) in rows.iter_mut().zip(list) {
+            let t: Map<String, Value> = tags
+                .get(&r.id)
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            row["tags"] = Value::Object(t);
+        }
+    }
+    doc
+}
+
 /// `env --json`: the environment object itself with `format` and `version` added, so that
 /// readers of the bare object from before keep working.
 pub fn env(environment: &Environment) -> anyhow::Result<Value> {

@@ -6,10 +6,12 @@
 //! stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129).
 
 mod args;
+mod args_history;
 mod args_plugd;
 mod cmd_central;
 mod cmd_compare;
 mod cmd_docs;
+mod cmd_history;
 mod cmd_import;
 mod cmd_plugd;
 mod cmd_run;
@@ -107,6 +109,10 @@ fn main() -> ExitCode {
         Command::Man(a) => cmd_docs::man(a),
         Command::Compare(a) => cmd_compare::compare(&cli, a),
         Command::Report(a) => cmd_compare::report(&cli, a),
+        Command::History(a) => cmd_history::history(&cli, a),
+        Command::Alerts(a) => cmd_history::alerts(&cli, a),
+        Command::Ack(a) => cmd_history::ack(&cli, a),
+        Command::Hide(a) => cmd_history::hide(&cli, a),
         Command::Import(a) => cmd_import::import(&cli, a),
         Command::Load(a) => cmd_central::load(&cli, a),
         Command::Restore => cmd_run::restore(),

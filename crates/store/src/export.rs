@@ -158,6 +158,15 @@ pub fn export_json(run: &RunInfo, cells: &[CellResult]) -> String {
     format!("{:#}\n", export_doc(run, cells))
 }
 
+/// A stored run's history parts: its tags and the change points whose first run after the
+/// change is this run.
+pub fn history_parts(store: &crate::Store, run: &RunInfo) -> crate::Result<HistoryParts> {
+    let tags = store.run_tags(run.id)?;
+    let mut change_points = store.change_points(None)?;
+    change_points.retain(|c| c.after_run_uuid == run.uuid);
+    Ok(HistoryParts { tags, change_points })
+}
+
 /// The export document itself (what [`export_json`] prints), for loaders that need the
 /// values rather than the text (`racehorse load` of a SQLite store).
 pub fn export_doc(run: &RunInfo, cells: &[CellResult]) -> Json {

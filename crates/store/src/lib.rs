@@ -16,7 +16,9 @@ mod store;
 pub mod tags;
 
 pub use error::{Result, StoreError};
-pub use export::{export_csv, export_doc, export_doc_with, export_json, HistoryParts, FORMAT_VERSION};
+pub use export::{
+    export_csv, export_doc, export_doc_with, export_json, history_parts, HistoryParts, FORMAT_VERSION,
+};
 pub use import::{parse_export, parse_export_value, ExportedRun, ImportError, Imported};
 pub use query::RunFilter;
 pub use schema::SCHEMA_VERSION;

@@ -61,6 +61,13 @@ impl RunFilter {
 }
 
 impl Store {
+    /// The workloads that have cells, by name.
+    pub fn workloads(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT DISTINCT workload FROM cells ORDER BY workload")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
     /// The runs that pass `filter`, newest first.
     pub fn list_runs_where(&self, filter: &RunFilter) -> Result<Vec<RunInfo>> {
         let (clause, mut values) = filter.clause();

@@ -19,7 +19,7 @@ pub enum Source {
 }
 
 /// The whole document.
-pub fn document(analyses: &[(Analysis, Vec<Option<ChangePointRecord>>)], source: Source) -> Json {
+pub fn document(analyses: &[super::WithLedger], source: Source) -> Json {
     let opts = analyses.first().map(|(a, _)| a.options).unwrap_or_default();
     json!({
         "format": FORMAT_NAME,

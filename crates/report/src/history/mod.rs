@@ -13,6 +13,10 @@ pub mod series;
 pub mod view;
 
 pub use analyse::{analyse, Analysis, HistoryOptions, SeriesChange};
+
+/// An analysis with the ledger's record of each of its confirmed changes (in order; None
+/// where nothing is stored).
+pub type WithLedger = (Analysis, Vec<Option<racehorse_store::ledger::ChangePointRecord>>);
 pub use figure::Figure;
 pub use series::{collect, RunOrder, RunRef, RunValues, Selection, Series, SeriesKey};
 

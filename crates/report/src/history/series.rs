@@ -216,7 +216,7 @@ fn build(
             _ => entry.failed += 1,
         }
     }
-    if by_run.values().all(|r| r.values.is_empty()) {
+    if by_run.values().all(|r| r.values.is_empty() && r.noisy + r.below_resolution == 0) {
         return None;
     }
     let engine_key = if let Figure::Engine(k) = figure { Some(k.as_str()) } else { None };
@@ -270,6 +270,46 @@ impl Series {
             work_unit: WorkUnit::Ops,
             direction,
             runs,
+        }
+    }
+}
+
+/// A time as `--since`/`--until` take it: an age (`30d`, `12h`, `2w`, `45m`, counted back
+/// from `now_unix_s`), a date or time in ISO 8601, or Unix seconds.
+pub fn parse_when(text: &str, now_unix_s: i64) -> Result<i64, String> {
+    let t = text.trim();
+    let unit_s = match t.chars().last() {
+        Some('m') => Some(60),
+        Some('h') => Some(3600),
+        Some('d') => Some(86_400),
+        Some('w') => Some(7 * 86_400),
+        _ => None,
+    };
+    if let Some(unit) = unit_s {
+        if let Ok(n) = t[..t.len() - 1].parse::<u32>() {
+            return Ok(now_unix_s - i64::from(n) * unit);
+        }
+    }
+    match super::csv::parse_time(t) {
+        Some(s) if (0.0..1e11).contains(&s) => Ok(s.floor() as i64),
+        _ => Err(format!(
+            "{t:?}: give an age such as 30d, 12h or 2w, a date such as 2026-11-01, or Unix seconds"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod when_tests {
+    use super::parse_when;
+
+    #[test]
+    fn ages_dates_and_seconds() {
+        assert_eq!(parse_when("30d", 1_000_000_000), Ok(1_000_000_000 - 30 * 86_400));
+        assert_eq!(parse_when("2w", 100 * 86_400), Ok(86 * 86_400));
+        assert_eq!(parse_when("1970-01-02", 0), Ok(86_400));
+        assert_eq!(parse_when("1700000000", 0), Ok(1_700_000_000));
+        for bad in ["-5d", "yesterday", "d", "1e20", "-1"] {
+            assert!(parse_when(bad, 0).is_err(), "{bad}");
         }
     }
 }

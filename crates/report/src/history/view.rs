@@ -54,11 +54,12 @@ pub fn series_blocks(a: &Analysis, ledger: &[Option<ChangePointRecord>]) -> Vec<
     let s = &a.series;
     let (scale, label) = display_scale(s);
     let better = if s.direction == racehorse_core::Direction::HigherIsBetter { "higher" } else { "lower" };
+    let heading = match s.key.host.is_empty() {
+        true => format!("{} — {}", s.key.point(), s.key.figure.header()),
+        false => format!("{} on {} — {}", s.key.point(), s.key.host, s.key.figure.header()),
+    };
     let mut blocks = vec![
-        Block::Heading(
-            2,
-            format!("{} on {} — {}", s.key.point(), host_name(&s.key.host), s.key.figure.header()),
-        ),
+        Block::Heading(2, heading),
         Block::Para(format!(
             "{} runs; {label}{}{better} is better. Within-run spread {}, between-run spread {}.",
             s.runs.len(),
@@ -74,6 +75,7 @@ pub fn series_blocks(a: &Analysis, ledger: &[Option<ChangePointRecord>]) -> Vec<
 }
 
 fn host_name(h: &str) -> &str {
+    // A CSV series has no host.
     if h.is_empty() {
         "(file)"
     } else {
@@ -86,9 +88,11 @@ fn cv_text(cv: Option<f64>) -> String {
 }
 
 fn runs_grid(a: &Analysis, scale: f64, label: &str) -> Grid {
-    let header = ["run", "date", "tags", "median", "reps range", "n", "left out", "segment"];
-    let mut g =
-        Grid::new("history", format!("runs ({label})"), header.iter().map(|h| h.to_string()).collect(), 3);
+    let from_file = a.series.key.host.is_empty();
+    let when = if from_file { "time" } else { "date" };
+    let header = ["run", when, "tags", "median", "reps range", "n", "left out", "segment"];
+    let caption = if label.is_empty() { "runs".to_string() } else { format!("runs ({label})") };
+    let mut g = Grid::new("history", caption, header.iter().map(|h| h.to_string()).collect(), 3);
     for (i, r) in a.series.runs.iter().enumerate() {
         let mut v = r.values.clone();
         v.sort_by(f64::total_cmp);
@@ -107,7 +111,7 @@ fn runs_grid(a: &Analysis, scale: f64, label: &str) -> Grid {
         let tone = if left.is_empty() { Tone::Plain } else { Tone::Muted };
         g.rows.push(vec![
             Cell::plain(r.run.id.to_string()),
-            Cell::plain(date(r.run.started_at_unix_s)),
+            Cell::plain(if from_file { r.run.label.clone() } else { date(r.run.started_at_unix_s) }),
             Cell::plain(tags_text(&r.run.tags)),
             Cell::toned(median.map(|m| num(m * scale)).unwrap_or_else(|| "-".into()), tone),
             Cell::plain(range),
@@ -133,7 +137,7 @@ fn change_blocks(a: &Analysis, ledger: &[Option<ChangePointRecord>]) -> Vec<Bloc
             let rec = ledger.get(confirmed).cloned().flatten();
             confirmed += 1;
             rec.map(|r| format!("ledger #{} {}", r.id, r.status.as_str()))
-                .unwrap_or_else(|| "not stored".into())
+                .unwrap_or_else(|| "confirmed".into())
         };
         lines.push(format!(
             "between run {} ({}) and run {} ({}): {} [{status}]",
