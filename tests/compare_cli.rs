@@ -121,13 +121,17 @@ fn bad_input_is_a_usage_error_with_help() {
 }
 
 /// Debian's chromium, if installed.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
 }
 
 /// Loads a page headless: (DOM after load, console lines). Any console line is an error
 /// for our pages, which have no scripts.
-fn load_in_browser(chrome: &Path, page: &Path, screenshot: Option<&Path>) -> (String, Vec<String>) {
+pub(crate) fn load_in_browser(
+    chrome: &Path,
+    page: &Path,
+    screenshot: Option<&Path>,
+) -> (String, Vec<String>) {
     let mut c = Command::new(chrome);
     c.args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"]);
     c.arg(format!("--user-data-dir={}", page.with_extension("profile").display()));

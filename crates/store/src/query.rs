@@ -78,9 +78,7 @@ impl Store {
             }
             None => "",
         };
-        let sql = format!(
-            "SELECT {RUN_COLUMNS} FROM runs r {clause} ORDER BY r.started_at_unix_s DESC, r.id DESC{limit}"
-        );
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs r {clause} ORDER BY r.id DESC{limit}");
         let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(values), run_from_row)?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)

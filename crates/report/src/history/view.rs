@@ -43,10 +43,13 @@ fn p_text(p: f64) -> String {
     }
 }
 
-/// Tags as `k=v k=v`, the automatic ones last.
+/// The tags a user gave as `k=v k=v` (the automatic kernel and racehorse tags are in the JSON).
 pub fn tags_text(tags: &[(String, String)]) -> String {
-    let (auto, user): (Vec<_>, Vec<_>) = tags.iter().partition(|(k, _)| k == "kernel" || k == "racehorse");
-    user.iter().chain(auto.iter()).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    tags.iter()
+        .filter(|(k, _)| k != "kernel" && k != "racehorse")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The document of one analysed series; `ledger` gives each confirmed change's record.
