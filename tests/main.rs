@@ -13,6 +13,7 @@ mod fileserver_procs_cli;
 mod fleet_cli;
 mod fleet_hosts;
 mod fleet_pg;
+mod history_central_cli;
 mod history_cli;
 mod house_rules;
 mod import_cli;

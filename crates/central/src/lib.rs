@@ -7,6 +7,7 @@
 
 pub mod connect;
 pub mod error;
+mod ledger;
 pub mod load;
 pub mod manifest;
 pub mod read;

@@ -10,7 +10,7 @@ use crate::error::{sql, CentralError};
 use crate::manifest::Manifest;
 use postgres::{Client, Transaction};
 use racehorse_store::export::FORMAT_NAME;
-use racehorse_store::{export_doc, parse_export_value, Store, FORMAT_VERSION};
+use racehorse_store::{parse_export_value, Store, FORMAT_VERSION};
 use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -180,6 +180,19 @@ impl Loader {
         tx.commit().map_err(sql(doing))
     }
 
+    /// Merges change points into the central ledger (the later update of a point wins);
+    /// returns how many were added or changed.
+    pub fn merge_change_points(
+        &mut self,
+        points: &[racehorse_store::ledger::ChangePointRecord],
+    ) -> Result<u64, CentralError> {
+        let doing = "writing the central ledger";
+        let mut tx = self.client.transaction().map_err(sql(doing))?;
+        let n = crate::ledger::merge_points(&mut tx, points).map_err(sql(doing))?;
+        tx.commit().map_err(sql(doing))?;
+        Ok(n)
+    }
+
     /// Loads every run of `input`, calling `each` after each run.
     pub fn load(&mut self, input: &Input, each: &mut dyn FnMut(&RunLoaded)) -> Result<(), CentralError> {
         match input {
@@ -194,7 +207,8 @@ impl Loader {
                 runs.reverse();
                 for run in runs {
                     let cells = store.run_cells(run.id)?;
-                    each(&self.load_doc(&export_doc(&run, &cells), path)?);
+                    let parts = racehorse_store::history_parts(&store, &run)?;
+                    each(&self.load_doc(&racehorse_store::export_doc_with(&run, &parts, &cells), path)?);
                 }
             }
         }
@@ -252,6 +266,8 @@ impl Loader {
         } else {
             copy_cells(&mut tx, &r.uuid, cells, self.now_unix_s).map_err(sql(doing.clone()))?
         };
+        crate::ledger::save_tags(&mut tx, &r.uuid, &r.run.tags).map_err(sql(doing.clone()))?;
+        crate::ledger::merge_points(&mut tx, &r.change_points).map_err(sql(doing.clone()))?;
         tx.commit().map_err(sql(doing))?;
         Ok(RunLoaded {
             uuid: r.uuid,

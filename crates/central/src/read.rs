@@ -191,6 +191,36 @@ impl Reader {
         })
     }
 
+    /// The runs that pass `filter`, newest first.
+    pub fn runs_where(
+        &mut self,
+        filter: &racehorse_store::RunFilter,
+    ) -> Result<Vec<CentralRun>, CentralError> {
+        let uuids = crate::ledger::runs_where(&mut self.client, filter)?;
+        let q = format!("{RUN_SELECT} WHERE r.uuid::text = ANY($1) {ORDER}");
+        let rows = self.client.query(&q, &[&uuids]).map_err(sql("listing the central runs"))?;
+        Ok(rows.iter().map(run_from_row).collect())
+    }
+
+    /// Every change point of the central ledger, with the central database's ids.
+    pub fn ledger(&mut self) -> Result<Vec<racehorse_store::ledger::ChangePointRecord>, CentralError> {
+        crate::ledger::points(&mut self.client, None)
+    }
+
+    /// Sets a change point's status by hand (`ack`, `hide`).
+    pub fn set_change_point_status(
+        &mut self,
+        id: i64,
+        status: racehorse_store::ledger::LedgerStatus,
+        reason: Option<&str>,
+        link: Option<&str>,
+    ) -> Result<(), CentralError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        crate::ledger::set_status(&mut self.client, id, status, reason, link, now)
+    }
+
     /// Copies `run` with its cells into `store` (import path); returns its id there.
     pub fn copy_into(&mut self, run: &CentralRun, store: &Store) -> Result<i64, CentralError> {
         let doing = format!("reading run {}", run.uuid);
@@ -221,8 +251,10 @@ impl Reader {
                 "suite": row.get::<_, Option<Json>>(2), "env": row.get::<_, Option<Json>>(3),
                 "exclusivity": row.get::<_, Option<Json>>(4), "racehorse_version": run.racehorse_version,
                 "uuid": run.uuid, "inventory_name": run.inventory_name, "campaign": run.campaign,
+                "tags": crate::ledger::tags(&mut self.client, &run.uuid)?.into_iter().map(|(k, v)| (k, Json::String(v))).collect::<serde_json::Map<_, _>>(),
             },
             "cells": cells,
+            "change_points": crate::ledger::points(&mut self.client, Some(&run.uuid))?,
         });
         let exported = parse_export_value(&doc)
             .map_err(|e| CentralError::Sql { doing, why: format!("the stored run is unreadable: {e}") })?;

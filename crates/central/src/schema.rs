@@ -8,7 +8,11 @@ use postgres::Client;
 
 /// Steps in order: step `i` moves the schema from version `i` to `i + 1`. Never edit a
 /// released step; append one (docs/central-store.md lists them).
-const STEPS: &[(&str, &str)] = &[("runs, cells, campaigns and their hosts", V1), ("view run_counts", V2)];
+const STEPS: &[(&str, &str)] = &[
+    ("runs, cells, campaigns and their hosts", V1),
+    ("view run_counts", V2),
+    ("history: run tags, the change-point ledger, views series_points and change_point_runs", V3),
+];
 
 /// The central schema version this racehorse writes and reads.
 pub const CENTRAL_VERSION: i32 = STEPS.len() as i32;
@@ -82,6 +86,94 @@ CREATE VIEW racehorse.run_counts AS
            count(c.run_uuid) FILTER (WHERE c.status <> 'ok') AS cells_failed
     FROM racehorse.runs r LEFT JOIN racehorse.cells c ON c.run_uuid = r.uuid
     GROUP BY r.uuid;
+";
+
+/// Version 3: history (issue 41). A run's tags and the ledger of change points, as in the
+/// SQLite store; `series_points` is one figure of one point of one run (the median, range and
+/// count of its usable repetitions, and how many were left out as noisy or below resolution),
+/// what a dashboard draws; `change_point_runs` is the ledger with the runs on both sides.
+const V3: &str = "
+CREATE TABLE racehorse.run_tags (
+    run_uuid uuid NOT NULL REFERENCES racehorse.runs (uuid) ON DELETE CASCADE,
+    key      text NOT NULL,
+    value    text NOT NULL,
+    PRIMARY KEY (run_uuid, key)
+);
+CREATE INDEX run_tags_key_value ON racehorse.run_tags (key, value);
+CREATE INDEX cells_workload ON racehorse.cells (workload);
+
+CREATE TABLE racehorse.change_points (
+    id                 bigserial UNIQUE,
+    uuid               uuid   PRIMARY KEY,
+    series_key         text   NOT NULL,
+    host               text   NOT NULL,
+    workload           text   NOT NULL,
+    variant            text   NOT NULL,
+    params             jsonb  NOT NULL,
+    figure             text   NOT NULL,
+    unit               text   NOT NULL,
+    before_run_uuid    uuid   NOT NULL,
+    after_run_uuid     uuid   NOT NULL,
+    level_before       double precision NOT NULL,
+    level_after        double precision NOT NULL,
+    ratio              double precision NOT NULL,
+    ratio_lo           double precision,
+    ratio_hi           double precision,
+    p_value            double precision NOT NULL,
+    direction          text   NOT NULL CHECK (direction IN ('better', 'worse')),
+    status             text   NOT NULL CHECK (status IN ('new', 'acknowledged', 'hidden', 'reverted')),
+    reason             text,
+    link               text,
+    detected_at_unix_s bigint NOT NULL,
+    updated_at_unix_s  bigint NOT NULL
+);
+CREATE INDEX change_points_series ON racehorse.change_points (series_key);
+CREATE INDEX change_points_status ON racehorse.change_points (status);
+
+CREATE VIEW racehorse.series_points AS
+    SELECT r.uuid AS run_uuid, r.inventory_name AS host, r.label, r.started_at_unix_s,
+           to_timestamp(r.started_at_unix_s) AS started_at,
+           coalesce((SELECT jsonb_object_agg(t.key, t.value) FROM racehorse.run_tags t
+                     WHERE t.run_uuid = r.uuid), '{}'::jsonb) AS tags,
+           c.workload, c.variant, c.match_key, c.cell->'params' AS params, f.figure, c.unit,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY f.value) FILTER (WHERE f.usable) AS median,
+           min(f.value) FILTER (WHERE f.usable) AS range_lo,
+           max(f.value) FILTER (WHERE f.usable) AS range_hi,
+           count(*) FILTER (WHERE f.usable) AS reps,
+           count(*) FILTER (WHERE f.noisy) AS noisy,
+           count(*) FILTER (WHERE f.below AND NOT f.noisy) AS below_resolution
+    FROM racehorse.runs r
+    JOIN racehorse.cells c ON c.run_uuid = r.uuid AND c.status = 'ok'
+    CROSS JOIN LATERAL (VALUES
+        ('throughput', c.throughput_per_s, 'throughput'),
+        ('cpu_total_per_unit', c.cpu_total_per_unit_s, 'cpu'),
+        ('cpu_kernel_per_unit', (c.cell->'cpu_per_unit'->>'kernel_s')::double precision, 'cpu'),
+        ('cpu_user_per_unit', (c.cell->'cpu_per_unit'->>'user_s')::double precision, 'cpu')
+    ) AS m(figure, value, resolution)
+    CROSS JOIN LATERAL (SELECT m.figure, m.value,
+        coalesce((c.cell->'quality'->>'noisy')::boolean, false) AS noisy,
+        coalesce(c.cell->'quality'->'below_resolution' ? m.resolution, false) AS below,
+        NOT coalesce((c.cell->'quality'->>'noisy')::boolean, false)
+            AND NOT coalesce(c.cell->'quality'->'below_resolution' ? m.resolution, false) AS usable) AS f
+    WHERE f.value IS NOT NULL
+    GROUP BY r.uuid, r.inventory_name, r.label, r.started_at_unix_s, c.workload, c.variant, c.match_key,
+             c.cell->'params', f.figure, c.unit;
+
+CREATE VIEW racehorse.change_point_runs AS
+    SELECT p.id, p.uuid, p.series_key, p.host, p.workload, p.variant, p.params, p.figure, p.unit,
+           p.ratio, p.ratio_lo, p.ratio_hi, p.p_value, p.direction, p.status, p.reason, p.link,
+           p.level_before, p.level_after, p.detected_at_unix_s, p.updated_at_unix_s,
+           to_timestamp(p.detected_at_unix_s) AS detected_at,
+           b.uuid AS before_run_uuid, b.label AS before_label, b.started_at_unix_s AS before_started_at_unix_s,
+           a.uuid AS after_run_uuid, a.label AS after_label, a.started_at_unix_s AS after_started_at_unix_s,
+           to_timestamp(a.started_at_unix_s) AS after_started_at,
+           coalesce((SELECT jsonb_object_agg(t.key, t.value) FROM racehorse.run_tags t
+                     WHERE t.run_uuid = b.uuid), '{}'::jsonb) AS before_tags,
+           coalesce((SELECT jsonb_object_agg(t.key, t.value) FROM racehorse.run_tags t
+                     WHERE t.run_uuid = a.uuid), '{}'::jsonb) AS after_tags
+    FROM racehorse.change_points p
+    LEFT JOIN racehorse.runs b ON b.uuid = p.before_run_uuid
+    LEFT JOIN racehorse.runs a ON a.uuid = p.after_run_uuid;
 ";
 
 /// The version recorded in the database (0: never migrated).

@@ -88,9 +88,12 @@ pub fn history(cli: &Cli, a: &HistoryArgs) -> CmdResult {
     if let Some(path) = &a.csv {
         return history_csv(a, path, opts);
     }
-    refuse_central(cli)?;
-    let (store, writable) = history_store(cli, !a.no_ledger)?;
     let sel = selection(a)?;
+    let central = crate::cmd_central::central_url(cli);
+    let (store, writable) = match &central {
+        Some(url) => (central_copy(url, &sel.runs)?, !a.no_ledger),
+        None => history_store(cli, !a.no_ledger)?,
+    };
     let anchor_run = match &a.anchor {
         Some(key) => Some(store.resolve_run(key).map_err(Failure::usage)?.id),
         None => None,
@@ -118,21 +121,54 @@ pub fn history(cli: &Cli, a: &HistoryArgs) -> CmdResult {
             None => {}
         }
     }
-    let with_ledger = keep_ledger(&store, writable, &analyses)?;
+    let mut with_ledger = keep_ledger(&store, writable, &analyses)?;
+    if let (Some(url), true) = (&central, writable) {
+        with_ledger = push_ledger(url, &store, with_ledger)?;
+    }
     let detailed = a.workload.is_some() && points == 1;
     let shown: Vec<WithLedger> =
         with_ledger.into_iter().filter(|(x, _)| detailed || !x.changes.is_empty()).collect();
     output(a, &shown, detailed, Source::Store)
 }
 
-/// `--db postgres://…`: history reads the central store through its copy (see docs).
-fn refuse_central(cli: &Cli) -> Result<(), Failure> {
-    match crate::cmd_central::central_url(cli) {
-        Some(_) => Err(Failure::usage(
-            "history and alerts read a SQLite store here; for a central database see docs/central-store.md",
-        )),
-        None => Ok(()),
+/// With a central database: an in-memory store holding the runs that pass `filter` (with
+/// their tags) and the whole central ledger, which history analyses as it would a SQLite store.
+fn central_copy(url: &str, filter: &RunFilter) -> Result<Store, Failure> {
+    use crate::cmd_central::failure;
+    let mut reader = racehorse_central::read::Reader::open(url).map_err(failure)?;
+    let store = Store::open_in_memory().context("creating the in-memory store")?;
+    let mut runs = reader.runs_where(filter).map_err(failure)?;
+    // Oldest first, so that runs started in the same second keep their order in the copy.
+    runs.sort_by(|a, b| {
+        (a.started_at_unix_s, &a.inventory_name, a.source_id).cmp(&(
+            b.started_at_unix_s,
+            &b.inventory_name,
+            b.source_id,
+        ))
+    });
+    for run in runs {
+        reader.copy_into(&run, &store).map_err(failure)?;
     }
+    for p in reader.ledger().map_err(failure)? {
+        store.merge_change_point(&p).context("copying the ledger")?;
+    }
+    Ok(store)
+}
+
+/// Writes what the analysis added or changed in the copy's ledger back to the central
+/// database, and answers with the central ledger's records (and its ids).
+fn push_ledger(url: &str, copy: &Store, analysed: Vec<WithLedger>) -> Result<Vec<WithLedger>, Failure> {
+    use crate::cmd_central::failure;
+    let mut loader = racehorse_central::Loader::open(url).map_err(failure)?;
+    loader.merge_change_points(&copy.change_points(None).context("reading the ledger")?).map_err(failure)?;
+    let central = racehorse_central::read::Reader::open(url).and_then(|mut r| r.ledger()).map_err(failure)?;
+    Ok(analysed
+        .into_iter()
+        .map(|(a, _)| {
+            let recs = records_for(&a, &central);
+            (a, recs)
+        })
+        .collect())
 }
 
 /// An engine figure's direction, as its engine declares it.
@@ -300,15 +336,26 @@ fn output(a: &HistoryArgs, shown: &[WithLedger], detailed: bool, source: Source)
 }
 
 pub fn alerts(cli: &Cli, a: &AlertsArgs) -> CmdResult {
-    refuse_central(cli)?;
     let opts = detect_options(a.alpha, a.min_segment, 199, 0)?;
-    let (store, writable) = history_store(cli, true)?;
     let sel = Selection { runs: run_filter(&a.runs)?, figures: SCANNED.to_vec(), ..Selection::default() };
+    let central = crate::cmd_central::central_url(cli);
+    let (store, writable) = match &central {
+        Some(url) => (central_copy(url, &sel.runs)?, true),
+        None => history_store(cli, true)?,
+    };
     let got = history::collect(&store, &sel, &engine_direction).context("reading the series")?;
     let hopts = HistoryOptions { detect: opts, anchor_run: None };
     let analyses: Vec<Analysis> = got.series.into_iter().filter_map(|s| analyse(s, &hopts)).collect();
-    keep_ledger(&store, writable, &analyses)?;
-    let mut records = store.change_points(None).context("reading the ledger")?;
+    let kept = keep_ledger(&store, writable, &analyses)?;
+    let mut records = match &central {
+        Some(url) => {
+            push_ledger(url, &store, kept)?;
+            let mut reader =
+                racehorse_central::read::Reader::open(url).map_err(crate::cmd_central::failure)?;
+            reader.ledger().map_err(crate::cmd_central::failure)?
+        }
+        None => store.change_points(None).context("reading the ledger")?,
+    };
     records.retain(|r| (a.all || r.status == LedgerStatus::New) && (!a.worse || r.direction == "worse"));
     let new = records.iter().filter(|r| r.status == LedgerStatus::New).count();
     if a.json {
@@ -367,7 +414,6 @@ fn params_text(json: &str) -> String {
 }
 
 fn ledger_store(cli: &Cli) -> Result<Store, Failure> {
-    refuse_central(cli)?;
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
     if !path.exists() {
         return Err(Failure::usage(format!("no store at {}: nothing to acknowledge", path.display())));
@@ -382,6 +428,12 @@ fn set_status(
     reason: Option<&str>,
     link: Option<&str>,
 ) -> CmdResult {
+    if let Some(url) = crate::cmd_central::central_url(cli) {
+        let mut reader = racehorse_central::read::Reader::open(&url).map_err(crate::cmd_central::failure)?;
+        reader.set_change_point_status(id, status, reason, link).map_err(crate::cmd_central::failure)?;
+        println!("change point {id}: {}", status.as_str());
+        return Ok(0);
+    }
     let store = ledger_store(cli)?;
     match store.set_change_point_status(id, status, reason, link) {
         Ok(()) => {
