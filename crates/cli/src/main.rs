@@ -7,6 +7,7 @@
 
 mod args;
 mod args_plugd;
+mod catalogue;
 mod cmd_central;
 mod cmd_compare;
 mod cmd_docs;
