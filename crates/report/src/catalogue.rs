@@ -1,12 +1,12 @@
 //! What the report knows of the engines: per engine its area, where its points go in seed
 //! 000's summary and the figures it records. The binary builds a [`Catalogue`] from the
-//! engines' descriptions and hands it to [`crate::compare`] and [`crate::run_report`], so that
+//! engines' descriptions and hands it to [`crate::compare()`] and [`crate::run_report`], so that
 //! the report matches no engine by name and a new engine, or a new figure, changes nothing
 //! here.
 
 use racehorse_core::{AreaRule, Figure, Params};
 
-/// What [`crate::compare`] and [`crate::run_report`] ask about a workload's engine. A
+/// What [`crate::compare()`] and [`crate::run_report`] ask about a workload's engine. A
 /// closure naming each workload's area is one too, with no figures and each area as its
 /// summary area (synthetic runs in tests and benchmarks).
 pub trait EngineFacts {
