@@ -2,11 +2,11 @@
 //! report, and render it in the chosen format to stdout or a file.
 
 use crate::args::{CiMethodArg, Cli, CompareArgs, ReportArgs, ReportFormat};
+use crate::catalogue::catalogue;
 use crate::cmd_central::central_url;
 use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
-use racehorse_engines::find;
 use racehorse_report::dimension::{slice_sides, split_run, By};
 use racehorse_report::verdicts::regressions;
 use racehorse_report::{formats, CompareOptions, Side, View};
@@ -85,13 +85,6 @@ fn variant_sides(side: Side) -> Result<(Side, Vec<Side>), Failure> {
     }
     let with = |v: &String| Side { variant: Some(v.clone()), ..side.clone() };
     Ok((with(&names[0]), names[1..].iter().map(with).collect()))
-}
-
-/// The summary table's area of a workload, from its engine; for the engines matched by
-/// `--by workload` (`fio/diskio`), the base engine's.
-pub(crate) fn area_of(workload: &str) -> String {
-    let engine = workload.split('/').next().unwrap_or(workload);
-    find(engine).map_or_else(|| "Other".to_string(), |e| e.area().to_string())
 }
 
 fn chosen_format(format: Option<ReportFormat>, output: Option<&Path>) -> ReportFormat {
@@ -201,7 +194,7 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
         noisy_cv: a.noisy_cv_pct / 100.0,
         ..CompareOptions::default()
     };
-    let c = racehorse_report::compare(&base, &news, &opts, &area_of).map_err(Failure::usage)?;
+    let c = racehorse_report::compare(&base, &news, &opts, &catalogue()).map_err(Failure::usage)?;
     let view = View { absolute: a.absolute, ci: a.ci };
     let profiles: String = news
         .iter()
@@ -238,7 +231,7 @@ pub fn report(cli: &Cli, a: &ReportArgs) -> CmdResult {
     if side.cells.is_empty() {
         return Err(Failure::usage(format!("{} has no cells yet; nothing to report", side.name())));
     }
-    let r = racehorse_report::run_report(&side, a.noisy_cv_pct / 100.0, &area_of);
+    let r = racehorse_report::run_report(&side, a.noisy_cv_pct / 100.0, &catalogue());
     if r.tables.is_empty() {
         let v = side.variant.as_deref().unwrap_or("");
         return Err(Failure::usage(format!("{} has no cells of variant '{v}'", side.name())));

@@ -1,8 +1,8 @@
 //! `list`, `show`, `export` and `env`: reading the store.
 
 use crate::args::{Cli, EnvArgs, ExportArgs, ExportFormat, ListArgs, ShowArgs};
+use crate::catalogue::catalogue;
 use crate::cmd_central::{central_url, one_run};
-use crate::cmd_compare::area_of;
 use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
@@ -78,7 +78,7 @@ fn run_model(store: &Store, key: &str) -> Result<(Side, RunReport), Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
     let side = Side::whole(run, cells);
-    let report = run_report(&side, CompareOptions::default().noisy_cv, &area_of);
+    let report = run_report(&side, CompareOptions::default().noisy_cv, &catalogue());
     Ok((side, report))
 }
 

@@ -8,6 +8,7 @@
 mod args;
 mod args_history;
 mod args_plugd;
+mod catalogue;
 mod cmd_central;
 mod cmd_compare;
 mod cmd_docs;

@@ -21,9 +21,11 @@ static TOY: EngineInfo = EngineInfo {
     name: "toy",
     about: "a toy engine for the registry test",
     area: "Other",
+    summary_area: racehorse_engines::AreaRule::Fixed(racehorse_engines::SummaryArea::Other),
     unit: WorkUnit::Ops,
     caps: racehorse_engines::Caps::NONE,
     options: TOY_OPTIONS,
+    figures: &[],
     shortcuts: &[
         CLIENTS,
         Shortcut {

@@ -5,6 +5,7 @@
 
 pub mod environment;
 pub mod event;
+pub mod figure;
 pub mod histogram;
 pub mod params;
 pub mod profile;
@@ -16,6 +17,7 @@ pub mod virt;
 
 pub use environment::Environment;
 pub use event::Event;
+pub use figure::{AreaRule, Figure, SummaryArea};
 pub use histogram::LatencyHistogram;
 pub use params::{CellSpec, Params, Value};
 pub use profile::{Profile, ProfileEntry};

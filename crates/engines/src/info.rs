@@ -1,10 +1,11 @@
-//! The static description every engine declares once: name, words for people, unit, area,
-//! capabilities, options and the command-line shortcuts its options answer to. The binary's
-//! flags and help, `racehorse workloads`, the docs table and the generic checks before a run
-//! are all generated from it, so that adding an engine never edits the binary.
+//! The static description every engine declares once: name, words for people, unit, areas,
+//! capabilities, options, the figures it records and the command-line shortcuts its options
+//! answer to. The binary's flags and help, `racehorse workloads`, the docs table, the generic
+//! checks before a run and what compare knows of the engine are all generated from it, so
+//! that adding an engine never edits the binary or the report.
 
 use crate::options::OptionSpec;
-use racehorse_core::WorkUnit;
+use racehorse_core::{AreaRule, Figure, WorkUnit};
 
 /// An external program an engine runs; the runner checks it is on PATH before the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,13 +90,47 @@ pub struct EngineInfo {
     pub name: &'static str,
     /// One line for `racehorse workloads`.
     pub about: &'static str,
-    /// The area of the seeds' summary table ("File server", "Kernel functions", "Disk I/O" …).
+    /// The engine's area where engines are listed and one run is described: `racehorse
+    /// workloads` (text, `--markdown`, `--json`), the headings of `report` and `show`, and the
+    /// per-area table that ends `run quick` ("File server", "Kernel functions", "Disk I/O" …).
+    /// Free words that group engines by what they exercise; compare's summary does not use
+    /// them (see `summary_area`).
     pub area: &'static str,
+    /// Where its points go in compare's summary, the table of seed 000 (per area and
+    /// workload, and the geometric means by area). A fixed vocabulary
+    /// ([`racehorse_core::SummaryArea`]), because the seed's rows follow its benchmarks
+    /// rather than what an engine exercises (dbench-like file serving is the seed's
+    /// "Scaling CPU and processes", re-aim's mixes fall by their workfile), so it is kept
+    /// apart from `area` and may depend on a parameter ([`AreaRule::ByParam`]). The areas:
+    ///
+    /// - "Kernel functions": lmbench-like micro benchmarks (micro)
+    /// - "Scaling CPU and processes": dbench-like file serving (fileserver, dbench), a mix of
+    ///   another workfile
+    /// - "CPU intense": the single-threaded compute suite (compute)
+    /// - "CPU and memory intense": re-aim's compute mix (mix workfile=compute)
+    /// - "File server": re-aim's fserver mix, the default (mix workfile=fserver)
+    /// - "Database": re-aim's new-DB mix (mix workfile=new_db)
+    /// - "Database OLTP": sysbench-like OLTP (oltp, sysbench)
+    /// - "Large DB / BI": the BI queries (analytics)
+    /// - "Networking": uperf-like traffic (net, iperf3)
+    /// - "Disk I/O": IOzone/FIO-like I/O (diskio, fio, smallread)
+    /// - "Java": Java workloads (java, jmh)
+    /// - "Paging": the paging thrasher (paging)
+    /// - "Harness": the harness's own test engine (null)
+    /// - "Other": anything else (command; and a workload no engine of this build knows)
+    pub summary_area: AreaRule,
     /// The unit of the primary count (throughput = units/s, CPU per unit).
     pub unit: WorkUnit,
     pub caps: Caps,
     /// The option table: names, kinds, defaults, help.
     pub options: &'static [OptionSpec],
+    /// Every extra the engine records ([`crate::Recorder::set_extra`]), each with its name,
+    /// unit and direction; those with a direction are compared per point by `compare` (in
+    /// this order: CPU per a counted thing first, then the exact keys, then the families), the
+    /// rest are informational. An engine that paces ends the table with `support::pace`'s
+    /// figures (`pace::with_pace_figures`). The registry's tests check that every key the
+    /// engine's sources record is declared here, and every declaration is recorded.
+    pub figures: &'static [Figure],
     /// The flags of `racehorse run` that set some of these options.
     pub shortcuts: &'static [Shortcut],
 }

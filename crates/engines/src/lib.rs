@@ -46,6 +46,7 @@ pub use control::{Clock, Control, FakeClock, Phase, RealClock, WindowHooks};
 pub use error::{bounded_output, EngineError};
 pub use info::{Caps, EngineInfo, Shortcut, ShortcutForm, Tool};
 pub use options::{OptKind, OptionSpec};
+pub use racehorse_core::{AreaRule, Figure, SummaryArea};
 pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};
 pub use registry::{find, fresh_process_entry, pace_option_refused, paced_engines, ready, registry};
 pub use support::forked::enable_fresh_process;

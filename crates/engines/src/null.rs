@@ -3,7 +3,8 @@
 
 use crate::info::{shortcuts, EngineInfo};
 use crate::{
-    Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerStats, Workload,
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, SummaryArea,
+    WorkerStats, Workload,
 };
 use racehorse_core::WorkUnit;
 
@@ -41,9 +42,11 @@ static INFO: EngineInfo = EngineInfo {
     name: "null",
     about: "no work: counts `rate` units per second (pipeline tests)",
     area: "Harness",
+    summary_area: AreaRule::Fixed(SummaryArea::Harness),
     unit: WorkUnit::Ops,
     caps: Caps::NONE,
     options: OPTIONS,
+    figures: &[],
     shortcuts: &[shortcuts::CLIENTS],
 };
 

@@ -101,6 +101,10 @@ fn loopback_works() -> std::io::Result<()> {
 }
 
 #[cfg(test)]
+#[path = "registry_tests.rs"]
+mod figure_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -9,7 +9,8 @@ use crate::info::{shortcuts, EngineInfo};
 use crate::support::direct_io::{open_file, AlignedBuf, OpenMode};
 use crate::support::pace::{self, PaceSpec, PaceTally, Pacer};
 use crate::{
-    Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerMeter, Workload,
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, SummaryArea,
+    WorkerMeter, Workload,
 };
 use racehorse_core::WorkUnit;
 use std::io::Write;
@@ -90,9 +91,11 @@ static INFO: EngineInfo = EngineInfo {
     about:
         "seed 001's XEDIT loop: load a small file (open, read whole, close) again and again; transactions/s",
     area: "Disk I/O",
+    summary_area: AreaRule::Fixed(SummaryArea::DiskIo),
     unit: WorkUnit::Transactions,
     caps: Caps { needs_disk: true, paced: true, ..Caps::NONE },
     options: &PACED_OPTIONS,
+    figures: &pace::FIGURES,
     shortcuts: &[shortcuts::CLIENTS],
 };
 

@@ -3,6 +3,7 @@
 //! (gated by noisy repetitions and figures below resolution, corrected over all the tests of
 //! one new side in [`crate::verdicts`]).
 
+use crate::catalogue::EngineFacts;
 use crate::envdiff::{env_diff, EnvDelta};
 use crate::model::{
     group_cells, params_label, split_params, Group, GroupKey, Metric, Side, SideInfo, Verdict,
@@ -11,7 +12,7 @@ use crate::overall::overall_cells;
 use crate::quality::NoisyRep;
 use crate::summary::{by_area, overall, summarise, AreaSummary, Overall, SummaryRow};
 use crate::verdicts::{correct, count_verdicts, SideVerdicts};
-use racehorse_core::{Params, WorkUnit};
+use racehorse_core::{Figure, Params, WorkUnit};
 use racehorse_stats::{noisy, ratio_ci, ratio_p_value, CiMethod, RatioCi, Summary};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -123,6 +124,8 @@ pub struct Row {
     pub params: Params,
     /// The varying parameters as `k=v k=v`.
     pub label: String,
+    /// The point's area in seed 000's summary (from its engine's rule).
+    pub area: String,
     pub base_not_ok: usize,
     /// Repetitions of the base whose throughput is an outlier (kept).
     pub base_outlier_reps: Vec<u32>,
@@ -147,6 +150,7 @@ pub struct WorkloadTable {
     pub workload: String,
     /// Variant name when matched by variant, "" otherwise.
     pub variant: String,
+    /// The engine's area (as listings name it).
     pub area: String,
     pub unit: WorkUnit,
     /// Parameter names that vary between rows (the table's leading columns).
@@ -201,13 +205,14 @@ pub enum CompareError {
     NothingInCommon { base_name: String, new_name: String, base: String, new: String, hint: String },
 }
 
-/// Compares `base` with each of `news`. `area_of` names a workload's area (seed 000's
-/// "File server", "Kernel functions" …).
+/// Compares `base` with each of `news`. `engines` says what each workload's engine declares:
+/// its area, its points' areas in seed 000's summary ("Scaling CPU and processes", "Disk
+/// I/O" …) and its figures (see [`crate::catalogue`]).
 pub fn compare<'s>(
     base: &'s Side,
     news: &'s [Side],
     opts: &CompareOptions,
-    area_of: &dyn Fn(&str) -> String,
+    engines: &dyn EngineFacts,
 ) -> Result<Comparison, CompareError> {
     let by_variant = base.variant.is_none() && news.iter().all(|s| s.variant.is_none());
     let narrow = |s: &'s Side| -> Vec<&'s racehorse_core::CellResult> {
@@ -239,7 +244,7 @@ pub fn compare<'s>(
             });
         }
     }
-    let mut tables = build_tables(&base_groups, &new_groups, opts, area_of);
+    let mut tables = build_tables(&base_groups, &new_groups, opts, engines);
     correct(&mut tables, news.len(), 1.0 - opts.level);
     crate::items::correct_items(&mut tables, news.len(), 1.0 - opts.level);
     let ramps = crate::ramps::compare_ramps(&base_groups, &new_groups);
@@ -365,7 +370,7 @@ fn build_tables(
     base: &BTreeMap<GroupKey, Group<'_>>,
     news: &[BTreeMap<GroupKey, Group<'_>>],
     opts: &CompareOptions,
-    area_of: &dyn Fn(&str) -> String,
+    engines: &dyn EngineFacts,
 ) -> Vec<WorkloadTable> {
     // Rows per (workload, variant), in key order.
     // Per (workload, variant, unit): an engine may count bytes in some cells, ops in others.
@@ -382,27 +387,29 @@ fn build_tables(
         .into_iter()
         .map(|((workload, variant, _), groups)| {
             let (columns, constant) = split_params(groups.iter().map(|(k, _)| &k.params));
+            let figures = engines.figures(&workload);
             let rows = groups
                 .iter()
                 .map(|(k, g)| Row {
                     params: k.params.clone(),
                     label: params_label(&k.params, &columns),
+                    area: engines.summary_area(&workload, &k.params),
                     base_not_ok: g.not_ok,
                     base_outlier_reps: g.outlier_reps(),
                     base_noisy_reps: g.noisy_reps(),
                     base_qos_failed_reps: g.qos_failed_reps(),
-                    sides: news.iter().map(|n| n.get(*k).map(|ng| side_cell(g, ng, opts))).collect(),
+                    sides: news.iter().map(|n| n.get(*k).map(|ng| side_cell(g, ng, opts, figures))).collect(),
                 })
                 .collect();
             let unit = groups.first().map(|(_, g)| g.unit).unwrap_or(WorkUnit::Ops);
-            WorkloadTable { area: area_of(&workload), workload, variant, unit, columns, constant, rows }
+            WorkloadTable { area: engines.area(&workload), workload, variant, unit, columns, constant, rows }
         })
         .collect()
 }
 
 /// One matched point on one new side. A figure below resolution on either side shows no
 /// number; a noisy repetition on either side leaves every metric unjudged (no `*`, no verdict).
-fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions) -> SideCell {
+fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions, figures: &[Figure]) -> SideCell {
     let noisy_reps = new.noisy_reps();
     let noisy_window = !noisy_reps.is_empty() || !base.noisy_reps().is_empty();
     let metrics = Metric::ALL
@@ -420,7 +427,7 @@ fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions) -> SideCe
             mc
         })
         .collect();
-    let items = crate::items::item_compares(base, new, noisy_window, opts);
+    let items = crate::items::item_compares(base, new, noisy_window, opts, figures);
     SideCell {
         metrics,
         not_ok: new.not_ok,

@@ -1,14 +1,16 @@
 //! Per-item comparisons of one matched point, beside its four metrics: the latency
-//! percentiles (p50, p90, p99) of every operation, and the engines' own figures that the
-//! seeds compare (analytics' time per query, paging's CPU per page moved and moves per
-//! touch, java's GC and JIT figures, JMH's score). Each is compared like a metric — ratio
-//! new/base, gain with + = better, interval, and significance after a Benjamini–Hochberg
-//! correction over the items of one new side (a family of its own, so that many latencies do
-//! not dilute the metrics' tests).
+//! percentiles (p50, p90, p99) of every operation, the harness's figures of a guest cell, and
+//! the figures its engine declares with a direction (`EngineInfo::figures`, read through
+//! [`crate::catalogue`]: analytics' time per query, paging's CPU per page moved, java's GC and
+//! JIT figures, JMH's score, a paced cell's QoS latency …). Each is compared like a metric —
+//! ratio new/base, gain with + = better, interval, and significance after a
+//! Benjamini–Hochberg correction over the items of one new side (a family of its own, so that
+//! many latencies do not dilute the metrics' tests).
 
 use crate::compare::{metric_compare, CompareOptions, MetricCompare, WorkloadTable};
 use crate::model::{Group, Metric};
-use racehorse_core::{CellResult, Direction};
+use racehorse_core::figure::{figure_of, Source};
+use racehorse_core::{CellResult, Direction, Figure};
 use serde::Serialize;
 
 /// The percentiles compared per operation.
@@ -54,138 +56,40 @@ impl ItemCompare {
     }
 }
 
-/// An engine figure that compare shows per point (`workload` "*": of any workload that
-/// records it).
-struct FigureSpec {
-    workload: &'static str,
+/// A figure of the harness, for every workload: a cell run in a KVM guest has the host's CPU
+/// per unit in the seeds' three parts (only sides with guest cells have them).
+struct HarnessFigure {
     name: &'static str,
     unit: &'static str,
-    direction: Direction,
     value: fn(&CellResult) -> Option<f64>,
 }
 
-/// Total CPU seconds per page moved in or out (seed 001's paging thrasher).
-fn cpu_per_page_moved(c: &CellResult) -> Option<f64> {
-    let moved = *c.extra.get("n_page_moved")?;
-    let resolved = !c.quality.below(racehorse_core::quality::CPU);
-    (moved > 0.0 && resolved).then(|| (c.cpu.user_s + c.cpu.kernel_s) / moved)
-}
-
-/// A figure of every workload.
-const ANY: &str = "*";
-
-const FIGURES: &[FigureSpec] = &[
-    FigureSpec {
-        workload: "paging",
-        name: "CPU per page moved",
-        unit: "cpu_s/page",
-        direction: Direction::LowerIsBetter,
-        value: cpu_per_page_moved,
-    },
-    // A cell run in a KVM guest: the host's CPU per unit in the seeds' three parts, for any
-    // workload (only sides with guest cells have them).
-    FigureSpec {
-        workload: ANY,
+const GUEST_CELL_FIGURES: [HarnessFigure; 3] = [
+    HarnessFigure {
         name: "Total CPU/unit (guest cell)",
         unit: "cpu_s/unit",
-        direction: Direction::LowerIsBetter,
         value: CellResult::virt_total_per_unit,
     },
-    FigureSpec {
-        workload: ANY,
+    HarnessFigure {
         name: "Hypervisor CPU/unit",
         unit: "cpu_s/unit",
-        direction: Direction::LowerIsBetter,
         value: CellResult::virt_hypervisor_per_unit,
     },
-    FigureSpec {
-        workload: ANY,
-        name: "Guest CPU/unit",
-        unit: "cpu_s/unit",
-        direction: Direction::LowerIsBetter,
-        value: CellResult::virt_guest_per_unit,
-    },
-    FigureSpec {
-        workload: "paging",
-        name: "moves per touch",
-        unit: "moves/touch",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("moves_per_touch").copied(),
-    },
-    FigureSpec {
-        workload: "java",
-        name: "GC time in window",
-        unit: "ms",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("gc_time_ms").copied(),
-    },
-    FigureSpec {
-        workload: "java",
-        name: "GC pause time",
-        unit: "ms",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("gc_pause_ms").copied(),
-    },
-    FigureSpec {
-        workload: "java",
-        name: "longest GC pause",
-        unit: "ms",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("gc_pause_max_ms").copied(),
-    },
-    FigureSpec {
-        workload: "java",
-        name: "collections",
-        unit: "GCs",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("gc_count").copied(),
-    },
-    FigureSpec {
-        workload: "java",
-        name: "heap after GC",
-        unit: "MiB",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("gc_heap_after_mib").copied(),
-    },
-    FigureSpec {
-        workload: "java",
-        name: "JIT time in window",
-        unit: "ms",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("jit_ms").copied(),
-    },
-    // JMH's own score, in one unit per direction whatever unit the benchmark printed.
-    FigureSpec {
-        workload: "jmh",
-        name: "JMH score",
-        unit: "ops/s",
-        direction: Direction::HigherIsBetter,
-        value: |c| c.extra.get("jmh_ops_per_s").copied(),
-    },
-    FigureSpec {
-        workload: "jmh",
-        name: "JMH score",
-        unit: "ns/op",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("jmh_ns_per_op").copied(),
-    },
-    // Paced cells (`rate`, `qos`; engines' support::pace): the latency percentile the QoS
-    // limits and the rate achieved.
-    FigureSpec {
-        workload: ANY,
-        name: "QoS latency",
-        unit: "ms",
-        direction: Direction::LowerIsBetter,
-        value: |c| c.extra.get("qos_measured_ms").copied(),
-    },
-    FigureSpec {
-        workload: ANY,
-        name: "paced rate achieved",
-        unit: "units/s",
-        direction: Direction::HigherIsBetter,
-        value: |c| c.extra.get("pace_achieved_per_s").copied(),
-    },
+    HarnessFigure { name: "Guest CPU/unit", unit: "cpu_s/unit", value: CellResult::virt_guest_per_unit },
 ];
+
+/// The value of an engine's figure of `key` in a cell.
+fn figure_value(f: &Figure, key: &str, c: &CellResult) -> Option<f64> {
+    let v = *c.extra.get(key)?;
+    match f.source {
+        Source::Extra => Some(v),
+        // Total CPU seconds per one counted thing (seed 001's CPU per page moved).
+        Source::CpuPerExtra => {
+            let resolved = !c.quality.below(racehorse_core::quality::CPU);
+            (v > 0.0 && resolved).then(|| (c.cpu.user_s + c.cpu.kernel_s) / v)
+        }
+    }
+}
 
 /// The metric whose direction an item borrows.
 fn proxy(direction: Direction) -> Metric {
@@ -248,12 +152,15 @@ fn percentile_values(g: &Group<'_>, op: &str, q: f64) -> Vec<f64> {
         .collect()
 }
 
-/// Every item of one matched point: latencies first, then the engine's figures.
+/// Every item of one matched point: latencies first, then the figures: the engine's CPU per
+/// a counted thing, a guest cell's CPU split, the engine's other compared figures in the order
+/// it declares them, and last the members of its families (`q01 time` …), in key order.
 pub fn item_compares(
     base: &Group<'_>,
     new: &Group<'_>,
     noisy_window: bool,
     opts: &CompareOptions,
+    figures: &[Figure],
 ) -> Vec<ItemCompare> {
     let mut out = Vec::new();
     for op in operations([base, new]) {
@@ -265,48 +172,52 @@ pub fn item_compares(
             out.push(item(what, Direction::LowerIsBetter, values, below, noisy_window, opts));
         }
     }
-    for f in FIGURES.iter().filter(|f| f.workload == base.workload || f.workload == ANY) {
-        let values = [base, new].map(|g| g.ok.iter().filter_map(|c| (f.value)(c)).collect::<Vec<f64>>());
-        if values.iter().all(Vec::is_empty) {
-            continue;
+    let mut push = |name: String,
+                    unit: &'static str,
+                    direction: Direction,
+                    value: &dyn Fn(&CellResult) -> Option<f64>| {
+        let values = [base, new].map(|g| g.ok.iter().filter_map(|c| value(c)).collect::<Vec<f64>>());
+        if values.iter().any(|v| !v.is_empty()) {
+            let what = (ItemKind::Figure, name, "", unit);
+            out.push(item(what, direction, values, false, noisy_window, opts));
         }
-        let what = (ItemKind::Figure, f.name.to_string(), "", f.unit);
-        out.push(item(what, f.direction, values, false, noisy_window, opts));
+    };
+    let compared = || figures.iter().filter_map(|f| Some((f, f.direction?)));
+    let exact = || compared().filter(|(f, _)| !f.is_family());
+    for (f, d) in exact().filter(|(f, _)| f.source == Source::CpuPerExtra) {
+        push(f.name.to_string(), f.unit, d, &|c| figure_value(f, f.key, c));
     }
-    out.extend(query_times(base, new, noisy_window, opts));
+    for h in &GUEST_CELL_FIGURES {
+        push(h.name.to_string(), h.unit, Direction::LowerIsBetter, &h.value);
+    }
+    for (f, d) in exact().filter(|(f, _)| f.source != Source::CpuPerExtra) {
+        push(f.name.to_string(), f.unit, d, &|c| figure_value(f, f.key, c));
+    }
+    for (key, f, d) in family_members(base, new, figures) {
+        push(f.name_of(&key), f.unit, d, &|c| figure_value(f, &key, c));
+    }
     out
 }
 
-/// analytics: each query's run time (`q01_ms` …), lower is better.
-fn query_times(
+/// The extras of either side's ok repetitions that belong to a compared family of `figures`
+/// (not to an exact key), ordered by what the pattern matched.
+fn family_members<'f>(
     base: &Group<'_>,
     new: &Group<'_>,
-    noisy_window: bool,
-    opts: &CompareOptions,
-) -> Vec<ItemCompare> {
-    if base.workload != "analytics" {
-        return Vec::new();
-    }
-    let mut names: Vec<&str> = Vec::new();
-    for c in base.ok.iter().chain(&new.ok) {
-        for k in c.extra.keys() {
-            let Some(q) = k.strip_suffix("_ms") else { continue };
-            if q != "total" && !names.contains(&q) {
-                names.push(q);
-            }
-        }
-    }
-    names.sort_unstable();
-    names
+    figures: &'f [Figure],
+) -> Vec<(String, &'f Figure, Direction)> {
+    let mut keys: Vec<&String> = base.ok.iter().chain(&new.ok).flat_map(|c| c.extra.keys()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut out: Vec<(Vec<&str>, String, &Figure, Direction)> = keys
         .into_iter()
-        .map(|q| {
-            let key = format!("{q}_ms");
-            let values =
-                [base, new].map(|g| g.ok.iter().filter_map(|c| c.extra.get(&key).copied()).collect());
-            let what = (ItemKind::Figure, format!("{q} time"), "", "ms");
-            item(what, Direction::LowerIsBetter, values, false, noisy_window, opts)
+        .filter_map(|k| {
+            let f = figure_of(figures, k).filter(|f| f.is_family())?;
+            Some((f.matches(k)?, k.clone(), f, f.direction?))
         })
-        .collect()
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|(_, k, f, d)| (k, f, d)).collect()
 }
 
 /// Benjamini–Hochberg over the tested items of each new side (the items' own family).

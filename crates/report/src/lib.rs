@@ -2,6 +2,7 @@
 //! describes one run (one model, [`RunReport`], for both `report` and `show`), and renders
 //! either as terminal text, markdown, csv, json or one self-contained HTML page with SVG charts.
 
+pub mod catalogue;
 pub mod charts;
 pub mod compare;
 pub mod dimension;
@@ -31,6 +32,7 @@ pub mod summary;
 pub mod units;
 pub mod verdicts;
 
+pub use catalogue::{Catalogue, EngineEntry, EngineFacts};
 pub use compare::{compare, CompareError, CompareOptions, Comparison};
 pub use layout::View;
 pub use model::{Metric, Scope, Side, Verdict};

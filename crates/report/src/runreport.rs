@@ -3,6 +3,7 @@
 //! repetitions, the engines' own figures and profiles, load ramps, what each variant set, the
 //! failed cells, a monitor time series per workload, and the environment.
 
+use crate::catalogue::EngineFacts;
 use crate::envdiff::env_pairs;
 use crate::model::{group_cells, params_label, shown, split_params, Group, Metric, Side, SideInfo};
 use crate::overall::overall_cells;
@@ -161,8 +162,8 @@ pub struct RunReport {
     pub failures: Vec<FailedCell>,
 }
 
-/// Builds the report of one run (or one variant of it).
-pub fn run_report(side: &Side, noisy_cv: f64, area_of: &dyn Fn(&str) -> String) -> RunReport {
+/// Builds the report of one run (or one variant of it); `engines` names each workload's area.
+pub fn run_report(side: &Side, noisy_cv: f64, engines: &dyn EngineFacts) -> RunReport {
     let cells: Vec<&CellResult> =
         side.cells.iter().filter(|c| side.variant.iter().all(|v| &c.spec.variant == v)).collect();
     let overall = overall_cells(cells.iter().copied());
@@ -176,7 +177,7 @@ pub fn run_report(side: &Side, noisy_cv: f64, area_of: &dyn Fn(&str) -> String) 
     let tables = by_table
         .into_iter()
         .map(|((workload, variant, _), gs)| {
-            let area = area_of(&workload);
+            let area = engines.area(&workload);
             run_table(workload, variant, area, &gs, noisy_cv, cells.len())
         })
         .collect();

@@ -1,50 +1,23 @@
-//! Seed-000-style summaries: per area (seed 000's areas, see [`seed_area`]) and workload, the
-//! throughput change and the CPU consumption savings as a range over the scaling points after
-//! ramp-up, and their geometric means; plus the geometric mean over everything. Points with a
-//! noisy repetition and figures below resolution are left out of every range and mean, and
-//! counted instead. Each row names its workload and the parameters that tell it from the
-//! other rows of the same workload.
+//! Seed-000-style summaries: per area (seed 000's areas; each point's comes from its engine's
+//! `summary_area`, see [`crate::catalogue`]) and workload, the throughput change and the CPU
+//! consumption savings as a range over the scaling points after ramp-up, and their geometric
+//! means; plus the geometric mean over everything. Points with a noisy repetition and figures
+//! below resolution are left out of every range and mean, and counted instead. Each row names
+//! its workload and the parameters that tell it from the other rows of the same workload.
 
 use crate::compare::{Row, WorkloadTable};
 use crate::model::{load_axis, shown, value_cmp, Metric, Verdict};
-use racehorse_core::{Params, Value};
+use racehorse_core::Value;
 use racehorse_stats::{geomean, range};
 use serde::Serialize;
-
-/// The area of seed 000's summary table a point belongs to, from its workload and parameters:
-/// lmbench-like micro benchmarks are "Kernel functions", dbench-like file serving "Scaling CPU
-/// and processes", the single-threaded compute suite "CPU intense", re-aim's mixes by their
-/// workfile (compute: "CPU and memory intense", fserver: "File server", new_db: "Database"),
-/// sysbench-like OLTP "Database OLTP", the BI queries "Large DB / BI", uperf-like traffic
-/// "Networking", IOzone/FIO-like I/O "Disk I/O". Other workloads keep their engine's area.
-pub fn seed_area(workload: &str, params: &Params, engine_area: &str) -> String {
-    let area = match workload {
-        "micro" => "Kernel functions",
-        "fileserver" | "dbench" => "Scaling CPU and processes",
-        "compute" => "CPU intense",
-        "mix" => match params.get("workfile").and_then(Value::as_str) {
-            Some("compute") => "CPU and memory intense",
-            Some("new_db") => "Database",
-            Some("fserver") | None => "File server",
-            Some(_) => "Scaling CPU and processes",
-        },
-        "oltp" | "sysbench" => "Database OLTP",
-        "analytics" => "Large DB / BI",
-        "net" | "iperf3" => "Networking",
-        "diskio" | "fio" | "smallread" => "Disk I/O",
-        _ => engine_area,
-    };
-    area.to_string()
-}
 
 /// The rows of a table per seed area, in order of first appearance.
 pub fn rows_by_area(t: &WorkloadTable) -> Vec<(String, Vec<&Row>)> {
     let mut out: Vec<(String, Vec<&Row>)> = Vec::new();
     for r in &t.rows {
-        let area = seed_area(&t.workload, &r.params, &t.area);
-        match out.iter_mut().find(|(a, _)| *a == area) {
+        match out.iter_mut().find(|(a, _)| *a == r.area) {
             Some((_, rows)) => rows.push(r),
-            None => out.push((area, vec![r])),
+            None => out.push((r.area.clone(), vec![r])),
         }
     }
     out

@@ -157,7 +157,7 @@ mod tests {
     fn against(speed: f64, cpu_cost: f64) -> Comparison {
         let base = synthetic_side(1, "base", &Shape::default());
         let new = synthetic_side(2, "new", &Shape { speed, cpu_cost, seed: 5, ..Shape::default() });
-        compare(&base, &[new], &CompareOptions::default(), &|_| "A".into()).expect("compare")
+        compare(&base, &[new], &CompareOptions::default(), &|_: &str| "A".into()).expect("compare")
     }
 
     #[test]
@@ -186,7 +186,7 @@ mod tests {
         for c in &mut new.cells {
             c.quality.noisy = Some("another process used 90% of a CPU".into());
         }
-        let c = compare(&base, &[new], &CompareOptions::default(), &|_| "A".into()).expect("compare");
+        let c = compare(&base, &[new], &CompareOptions::default(), &|_: &str| "A".into()).expect("compare");
         assert!(regressions(&c, 5.0).is_empty(), "50% slower but noisy: not judged");
     }
 }

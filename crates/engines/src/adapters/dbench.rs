@@ -5,7 +5,10 @@
 
 use crate::info::{shortcuts, EngineInfo, Tool};
 use crate::support::proc_tree::tree_cpu;
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptKind, OptionSpec, Recorder,
+    SummaryArea, Workload,
+};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -43,14 +46,24 @@ fn dbench_path() -> Option<PathBuf> {
     crate::support::path::find_file("dbench")
 }
 
+/// dbench's own figures, per operation of its loadfile (`ReadX.count` …).
+const FIGURES: &[Figure] = &[
+    Figure::info("dbench_throughput_mb_s", "dbench's own throughput", "MB/s"),
+    Figure::info("*.count", "* operations", "count"),
+    Figure::info("*.avg_lat_ms", "* mean latency", "ms"),
+    Figure::info("*.max_lat_ms", "* longest latency", "ms"),
+];
+
 /// What `Dbench` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "dbench",
     about: "the real dbench 4.0 (Debian package), stored like fileserver: MB/s and CPU per MB",
     area: "File server",
+    summary_area: AreaRule::Fixed(SummaryArea::ScalingCpuAndProcesses),
     unit: WorkUnit::Bytes,
     caps: Caps { needs_disk: true, external_tool: Some(TOOL), ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[shortcuts::CLIENTS],
 };
 

@@ -16,7 +16,9 @@
 use crate::info::{EngineInfo, Tool};
 use crate::support::net_options::{config, Target, OPTIONS, PEER_SHORTCUT};
 use crate::support::proc_tree::tree_cpu;
-use crate::{Caps, CellContext, Control, Engine, EngineError, Recorder, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, Recorder, SummaryArea, Workload,
+};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
 use racehorse_machine::rusage::CpuTime;
 use std::io::{BufRead, BufReader};
@@ -75,14 +77,26 @@ pub fn parse_line(line: &str) -> (bool, Line) {
     (sum, line)
 }
 
+/// iperf3's own rate, each end's CPU per MB and bytes/s each way.
+const FIGURES: &[Figure] = &[
+    Figure::info("n_mb", "MB moved", "MB"),
+    Figure::info("iperf3_bits_per_s", "iperf3's own rate", "bits/s"),
+    Figure::info("client_cpu_us_per_mb", "client CPU per MB", "µs"),
+    Figure::info("peer_cpu_us_per_mb", "peer CPU per MB", "µs"),
+    Figure::info("client_to_peer_bytes_per_s", "client to peer", "bytes/s"),
+    Figure::info("peer_to_client_bytes_per_s", "peer to client", "bytes/s"),
+];
+
 /// What `Iperf3` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "iperf3",
     about: "the real iperf3 running net's streams (stream-write, stream-read): bytes/s and CPU per MB",
     area: "Network",
+    summary_area: AreaRule::Fixed(SummaryArea::Networking),
     unit: WorkUnit::Bytes,
     caps: Caps { needs_peer: true, external_tool: Some(TOOL), ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[PEER_SHORTCUT],
 };
 

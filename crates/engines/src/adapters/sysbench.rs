@@ -18,7 +18,9 @@ use crate::support::path;
 use crate::support::pg::client::PgConfig;
 use crate::support::pg::cluster;
 use crate::support::proc_tree::tree_cpu;
-use crate::{Caps, CellContext, Control, Engine, EngineError, Recorder, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, Recorder, SummaryArea, Workload,
+};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -148,15 +150,39 @@ fn libpq_env(cfg: &PgConfig) -> Vec<(&'static str, String)> {
     env
 }
 
+/// sysbench's own report and the client's and server's CPU.
+const FIGURES: &[Figure] = &[
+    Figure::info("reads", "read queries", "count"),
+    Figure::info("writes", "write queries", "count"),
+    Figure::info("other", "other queries", "count"),
+    Figure::info("queries", "queries", "count"),
+    Figure::info("errors", "ignored errors", "count"),
+    Figure::info("reconnects", "reconnects", "count"),
+    Figure::info("sysbench_tps", "sysbench's transactions per second", "tx/s"),
+    Figure::info("sysbench_qps", "sysbench's queries per second", "queries/s"),
+    Figure::info("sysbench_time_s", "sysbench's total time", "s"),
+    Figure::info("lat_min_ms", "shortest latency", "ms"),
+    Figure::info("lat_avg_ms", "mean latency", "ms"),
+    Figure::info("lat_max_ms", "longest latency", "ms"),
+    Figure::info("lat_p*_ms", "p* latency", "ms"),
+    Figure::info("threads", "client threads", "threads"),
+    Figure::info("n_transaction", "transactions", "count"),
+    Figure::info("client_cpu_us_per_txn", "client CPU per transaction", "µs"),
+    Figure::info("server_cpu_s", "server CPU", "cpu_s"),
+    Figure::info("server_cpu_us_per_txn", "server CPU per transaction", "µs"),
+];
+
 /// What `Sysbench` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "sysbench",
     about:
         "the real sysbench 1.0 OLTP (pgsql driver) with oltp's options, against a DSN or a throw-away cluster",
     area: "Database",
+    summary_area: AreaRule::Fixed(SummaryArea::DatabaseOltp),
     unit: WorkUnit::Transactions,
     caps: Caps { needs_disk: true, needs_peer: true, external_tool: Some(TOOL), ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[shortcuts::THREADS, shortcuts::PG],
 };
 

@@ -17,7 +17,8 @@ use crate::info::{shortcuts, EngineInfo};
 use crate::support::pg::client::{PgConfig, PgConn};
 use crate::support::pg::cluster::{self, Cluster, ClusterOptions};
 use crate::{
-    Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, WorkerMeter, Workload,
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptKind, OptionSpec, Recorder,
+    SummaryArea, WorkerMeter, Workload,
 };
 use racehorse_core::WorkUnit;
 use std::time::{Duration, Instant};
@@ -158,14 +159,23 @@ fn open_and_load(ctx: &CellContext) -> Result<Db, EngineError> {
     Ok(db)
 }
 
+/// Each query's time (compared) and rows, and the time of them all.
+const FIGURES: &[Figure] = &[
+    Figure::info("total_ms", "all queries", "ms"),
+    Figure::lower("*_ms", "* time", "ms"),
+    Figure::info("*_rows", "* rows", "rows"),
+];
+
 /// What `Analytics` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "analytics",
     about: "seed 000's BI queries: ten analytical queries over a star schema on SQLite or PostgreSQL; warm run time",
     area: "Database",
+    summary_area: AreaRule::Fixed(SummaryArea::LargeDbBi),
     unit: WorkUnit::Ops,
     caps: Caps { needs_disk: true, needs_peer: true, ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[shortcuts::PG],
 };
 

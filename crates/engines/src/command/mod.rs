@@ -9,7 +9,8 @@ pub mod pattern;
 
 use crate::info::{shortcuts, EngineInfo, Shortcut, ShortcutForm, Tool};
 use crate::{
-    bounded_output, Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload,
+    bounded_output, AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptKind, OptionSpec,
+    Recorder, SummaryArea, Workload,
 };
 use extract::{Extractor, JsonPath};
 use pattern::Pattern;
@@ -197,15 +198,20 @@ const CMD_SHORTCUT: Shortcut = Shortcut {
     help: "The program to run, after --, e.g. `racehorse run command -- make -j{clients}`",
 };
 
+/// The figure the command printed (its pattern's capture).
+const FIGURES: &[Figure] = &[Figure::info("figure", "the command's figure", "as printed")];
+
 /// What `CommandEngine` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "command",
     about:
         "any program as a workload: its figure from its output (regex or JSON path), CPU per unit as usual",
     area: "Other",
+    summary_area: AreaRule::Fixed(SummaryArea::Other),
     unit: WorkUnit::Ops,
     caps: Caps { needs_disk: true, external_tool: Some(TOOL), ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[shortcuts::CLIENTS, CMD_SHORTCUT],
 };
 

@@ -26,7 +26,9 @@ pub use common::FAULT_ENV;
 
 use crate::info::{EngineInfo, Shortcut, ShortcutForm};
 use crate::support::pace;
-use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Engine, EngineError, Figure, OptKind, OptionSpec, SummaryArea, Workload,
+};
 use racehorse_core::{Value, WorkUnit};
 
 pub struct Compute;
@@ -332,15 +334,36 @@ const CFLAGS_SHORTCUT: Shortcut = Shortcut {
            --cflags='-O3 -march=native'",
 };
 
+/// Each case's time, score and whether its kernel is C (one case: no suffix; several:
+/// `_CASE`), the suites' geometric means, telco's, then the paced cell's and pace's figures.
+const OWN_FIGURES: &[Figure] = &[
+    Figure::info("time_s*", "time*", "s"),
+    Figure::info("score*", "score*", "score"),
+    Figure::info("c_kernel*", "C kernel*", "1 = C"),
+    Figure::info("score_geomean_int", "integer suite's geometric mean", "score"),
+    Figure::info("score_geomean_fp", "floating-point suite's geometric mean", "score"),
+    Figure::info("score_geomean", "geometric mean of every score", "score"),
+    Figure::info("batch_s", "telco's time per batch", "s"),
+    Figure::info("cpu_ns_per_call", "telco's CPU per call", "ns"),
+    Figure::info("wall_s", "wall time", "s"),
+    Figure::info("cpu_s", "CPU time", "cpu_s"),
+    Figure::info("duty_cycle_pct", "paced duty cycle", "%"),
+    Figure::info("reps_per_call", "repetitions per paced unit", "count"),
+];
+
+static FIGURES: [Figure; OWN_FIGURES.len() + pace::FIGURES.len()] = pace::with_pace_figures(OWN_FIGURES);
+
 /// What `Compute` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "compute",
     about: "seed 000's compute-intense suite: 12 integer, 6 floating-point cases and telco, one pinned process each, \
          self-checked; score = reference time / time, geometric mean per suite; C variants via cc/cflags",
     area: "Compute",
+    summary_area: AreaRule::Fixed(SummaryArea::CpuIntense),
     unit: WorkUnit::Iterations,
     caps: Caps { needs_disk: true, paced: true, ..Caps::NONE },
     options: &PACED_OPTIONS,
+    figures: &FIGURES,
     shortcuts: &[CC_SHORTCUT, CFLAGS_SHORTCUT],
 };
 

@@ -11,7 +11,10 @@ mod procs;
 mod procs_child;
 
 use crate::info::{shortcuts, EngineInfo};
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptKind, OptionSpec, Recorder,
+    SummaryArea, Workload,
+};
 use client::{mq_client, plain_client, ClientOutcome, Shared, StartGate};
 use exec::ExecConfig;
 use loadfile::Loadfile;
@@ -61,14 +64,22 @@ const OPTIONS: &[OptionSpec] = &[
     },
 ];
 
+/// The figures a cell records beside its bytes.
+const FIGURES: &[Figure] = &[
+    Figure::info("errors", "operations that failed", "count"),
+    Figure::info("client_processes", "client processes that reported", "processes"),
+];
+
 /// What `FileServer` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "fileserver",
     about: "dbench-like file-server load: clients replay a NetBench loadfile (MB/s of read+write payload)",
     area: "File server",
+    summary_area: AreaRule::Fixed(SummaryArea::ScalingCpuAndProcesses),
     unit: WorkUnit::Bytes,
     caps: Caps { needs_disk: true, ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[shortcuts::CLIENTS],
 };
 

@@ -17,7 +17,10 @@ mod smaps;
 
 use crate::info::{EngineInfo, Shortcut, ShortcutForm};
 use crate::support::jdk::Jdk;
-use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, RampPoint, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Engine, EngineError, Figure, OptKind, OptionSpec, RampPoint, SummaryArea,
+    Workload,
+};
 use racehorse_core::{CellSpec, Params, Value, WorkUnit};
 
 pub use build::cache_root;
@@ -175,15 +178,38 @@ const WAREHOUSES_SHORTCUT: Shortcut = Shortcut {
     help: "Warehouses of the java engine (threads), e.g. 1,2,4 (a list is an axis; 0 = a ramp)",
 };
 
+/// The collector's and the JIT's figures in the window (compared), the transactions per
+/// kind, the heap and its pages.
+const FIGURES: &[Figure] = &[
+    Figure::lower("gc_time_ms", "GC time in window", "ms"),
+    Figure::lower("gc_pause_ms", "GC pause time", "ms"),
+    Figure::lower("gc_pause_max_ms", "longest GC pause", "ms"),
+    Figure::lower("gc_count", "collections", "GCs"),
+    Figure::lower("gc_heap_after_mib", "heap after GC", "MiB"),
+    Figure::lower("jit_ms", "JIT time in window", "ms"),
+    Figure::info("jit_total_ms", "JIT time in the JVM's life", "ms"),
+    Figure::info("gc_pauses", "GC pauses", "count"),
+    Figure::info("tx_*", "* transactions", "count"),
+    Figure::info("warehouses", "warehouses", "count"),
+    Figure::info("heap_mib", "heap size", "MiB"),
+    Figure::info("heap_used_mib", "heap used", "MiB"),
+    Figure::info("large_pages_kib", "heap in large pages", "KiB"),
+    Figure::info("anon_huge_kib", "anonymous huge pages", "KiB"),
+    Figure::info("hugetlb_kib", "hugetlbfs pages mapped", "KiB"),
+    Figure::info("jvm_build_ms", "JVM start and build", "ms"),
+];
+
 /// What `Java` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "java",
     about: "seed 000's server-side Java: a warehouse transaction mix (our own Java, compiled with the JDK's javac) \
             in a JVM, one thread per warehouse; transactions/s over a warehouse ramp, GC and JIT figures per cell",
     area: "Java",
+    summary_area: AreaRule::Fixed(SummaryArea::Java),
     unit: WorkUnit::Transactions,
     caps: Caps { needs_disk: true, ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[WAREHOUSES_SHORTCUT],
 };
 

@@ -19,7 +19,9 @@ mod syscalls;
 pub mod timing;
 
 use crate::info::EngineInfo;
-use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Engine, EngineError, Figure, OptKind, OptionSpec, SummaryArea, Workload,
+};
 use racehorse_core::{CellSpec, Value, WorkUnit};
 
 pub struct Micro;
@@ -143,14 +145,36 @@ fn bench_of(spec: &CellSpec) -> &str {
     }
 }
 
+/// The figures of a benchmark's timings (`record.rs`): the net result, the gross time and
+/// what was taken off it, and the cache curve of `bench=caches`.
+const FIGURES: &[Figure] = &[
+    Figure::info("latency_us", "latency", "µs"),
+    Figure::info("latency_ns", "latency per dependent load", "ns"),
+    Figure::info("mb_per_s", "bandwidth", "MB/s"),
+    Figure::info("size_bytes", "size", "bytes"),
+    Figure::info("iterations", "iterations timed", "count"),
+    Figure::info("gross_us", "gross time per operation", "µs"),
+    Figure::info("gross_ns", "gross time per operation", "ns"),
+    Figure::info("overhead_ns", "baselines taken off per operation", "ns"),
+    Figure::info("noise_ns", "timing noise per operation", "ns"),
+    Figure::info("loop_ns", "empty loop per iteration", "ns"),
+    Figure::info("baseline*_us", "baseline * per operation", "µs"),
+    Figure::info("chase_ns_*k", "load latency at * KiB", "ns"),
+    Figure::info("sysfs_l*_bytes", "L* cache size in sysfs", "bytes"),
+    Figure::info("detected_*_bytes", "cache boundary * found", "bytes"),
+    Figure::info("disagreements", "boundaries that disagree with sysfs", "count"),
+];
+
 /// What `Micro` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "micro",
     about: "lmbench3-like kernel and memory micro-benchmarks (latency µs/op, bandwidth MB/s per cache level)",
     area: "Kernel functions",
+    summary_area: AreaRule::Fixed(SummaryArea::KernelFunctions),
     unit: WorkUnit::Ops,
     caps: Caps { needs_disk: true, ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[],
 };
 

@@ -11,7 +11,8 @@ pub mod workfile;
 
 use crate::info::EngineInfo;
 use crate::{
-    Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, RampPoint, Recorder, Workload,
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptKind, OptionSpec, RampPoint,
+    Recorder, SummaryArea, Workload,
 };
 use racehorse_core::{CellSpec, CpuMethod, Params, Value, WorkUnit, WorkloadCpu};
 use ramp::{Point, RampRules, StopRule};
@@ -127,14 +128,36 @@ pub fn disk_blocks(filesize_bytes: u64, poolsize_bytes: u64, users: u64) -> u64 
     ((filesize_bytes + poolsize_bytes / users.max(1)) / BLOCK_BYTES).max(1)
 }
 
+/// re-aim's figures of one load point.
+const FIGURES: &[Figure] = &[
+    Figure::info("jpm", "jobs per minute", "jobs/min"),
+    Figure::info("jpm_per_user", "jobs per minute per user", "jobs/min"),
+    Figure::info("jobs_per_user", "jobs per user", "jobs"),
+    Figure::info("real_s", "wall time of the load", "s"),
+    Figure::info("disk_file_kib", "shared disk file", "KiB"),
+    Figure::info("child_user_s_per_job", "users' user CPU per job", "cpu_s"),
+    Figure::info("child_sys_s_per_job", "users' system CPU per job", "cpu_s"),
+];
+
 /// What `Mix` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "mix",
     about: "re-aim 7 like mix: forked users run weighted task lists (fserver, new_db, compute); jobs/min over a load ramp",
     area: "Scalability",
+    summary_area: AreaRule::ByParam {
+        param: "workfile",
+        cases: &[
+            ("compute", SummaryArea::CpuAndMemoryIntense),
+            ("new_db", SummaryArea::Database),
+            ("fserver", SummaryArea::FileServer),
+        ],
+        missing: SummaryArea::FileServer,
+        otherwise: SummaryArea::ScalingCpuAndProcesses,
+    },
     unit: WorkUnit::Jobs,
     caps: Caps { needs_disk: true, ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[],
 };
 

@@ -23,7 +23,10 @@ mod tests;
 use crate::info::EngineInfo;
 use crate::support::net_options::{config, Mode, Setup, Target, OPTIONS, PEER_SHORTCUT};
 use crate::support::pace::{self, PaceSpec, PaceTally, Pacer};
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptionSpec, Recorder, SummaryArea,
+    Workload,
+};
 use peer::{Peer, PeerConfig};
 use racehorse_core::{CellSpec, WorkUnit};
 use racehorse_machine::rusage::CpuTime;
@@ -100,15 +103,32 @@ fn pace_of(ctx: &CellContext, s: &Setup) -> Result<PaceSpec, EngineError> {
     Ok(pace)
 }
 
+/// The counts the runner turns into system CPU per transaction and per MB, each end's CPU,
+/// bytes/s each way, then pace's figures.
+const OWN_FIGURES: &[Figure] = &[
+    Figure::info("n_*", "* counted", "count"),
+    Figure::info("n_mb", "MB moved", "MB"),
+    Figure::info("*_cpu_us_per_mb", "* CPU per MB", "µs"),
+    Figure::info("*_cpu_us_per_*", "* CPU per *", "µs"),
+    Figure::info("client_to_peer_bytes_per_s", "client to peer", "bytes/s"),
+    Figure::info("peer_to_client_bytes_per_s", "peer to client", "bytes/s"),
+    Figure::info("uperf_bits_per_s", "both ways (as uperf counts)", "bits/s"),
+    Figure::info("connections", "connections", "connections"),
+];
+
+static FIGURES: [Figure; OWN_FIGURES.len() + pace::FIGURES.len()] = pace::with_pace_figures(OWN_FIGURES);
+
 /// What `Net` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "net",
     about:
         "uperf-like TCP load against racehorse's own peer: request/response transactions/s or stream bytes/s",
     area: "Network",
+    summary_area: AreaRule::Fixed(SummaryArea::Networking),
     unit: WorkUnit::Transactions,
     caps: Caps { needs_peer: true, paced: true, ..Caps::NONE },
     options: &NET_OPTIONS,
+    figures: &FIGURES,
     shortcuts: &[PEER_SHORTCUT],
 };
 

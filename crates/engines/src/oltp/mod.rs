@@ -27,7 +27,8 @@ use crate::support::pace::{self, PaceSpec, PaceTally, Pacer};
 use crate::support::pg::cluster;
 use crate::support::proc_tree::tree_cpu;
 use crate::{
-    Caps, CellContext, Control, Engine, EngineError, OptionSpec, Phase, Recorder, WorkerMeter, Workload,
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptionSpec, Phase, Recorder,
+    SummaryArea, WorkerMeter, Workload,
 };
 use mix::{Draw, MixSpec, Stmt};
 use racehorse_core::WorkUnit;
@@ -65,14 +66,34 @@ fn sessions(target: &Target, s: &Setup) -> Result<Vec<Box<dyn Session>>, EngineE
 /// The shared option table with `rate` and `qos` (transactions can be paced).
 static OLTP_OPTIONS: [OptionSpec; OPTIONS.len() + 2] = pace::with_pace_options(OPTIONS);
 
+/// The mix's counts and the client's and server's CPU, then pace's figures.
+const OWN_FIGURES: &[Figure] = &[
+    Figure::info("reads", "read statements", "count"),
+    Figure::info("writes", "write statements", "count"),
+    Figure::info("other", "other statements", "count"),
+    Figure::info("queries", "statements", "count"),
+    Figure::info("errors", "errors retried", "count"),
+    Figure::info("threads", "client threads", "threads"),
+    Figure::info("n_transaction", "transactions", "count"),
+    Figure::info("client_cpu_us_per_txn", "client CPU per transaction", "µs"),
+    Figure::info("server_cpu_s", "server CPU", "cpu_s"),
+    Figure::info("server_cpu_us_per_txn", "server CPU per transaction", "µs"),
+    Figure::info("server_mem_limit_bytes", "server memory limit", "bytes"),
+    Figure::info("server_mem_peak_bytes", "server memory peak", "bytes"),
+];
+
+static FIGURES: [Figure; OWN_FIGURES.len() + pace::FIGURES.len()] = pace::with_pace_figures(OWN_FIGURES);
+
 /// What `Oltp` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "oltp",
     about: "sysbench's OLTP mix (read-only/read-write) on SQLite or PostgreSQL (DSN or a throw-away cluster); transactions/s",
     area: "Database",
+    summary_area: AreaRule::Fixed(SummaryArea::DatabaseOltp),
     unit: WorkUnit::Transactions,
     caps: Caps { needs_disk: true, needs_peer: true, paced: true, ..Caps::NONE },
     options: &OLTP_OPTIONS,
+    figures: &FIGURES,
     shortcuts: &[shortcuts::THREADS, shortcuts::PG],
 };
 

@@ -11,8 +11,8 @@ mod region;
 use crate::info::{shortcuts, EngineInfo};
 use crate::support::rng::SplitMix64;
 use crate::{
-    Caps, CellContext, Control, Engine, EngineError, MemoryLimit, OptKind, OptionSpec, Phase, Recorder,
-    WorkerMeter, Workload,
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, MemoryLimit, OptKind, OptionSpec,
+    Phase, Recorder, SummaryArea, WorkerMeter, Workload,
 };
 use racehorse_core::WorkUnit;
 use racehorse_machine::meminfo::read_meminfo;
@@ -147,14 +147,28 @@ fn setup(ctx: &CellContext) -> Result<Setup, EngineError> {
     Ok(s)
 }
 
+/// Seed 001's paging figures over the window, from /proc/vmstat.
+const FIGURES: &[Figure] = &[
+    Figure::cpu_per("n_page_moved", "CPU per page moved", "cpu_s/page"),
+    Figure::lower("moves_per_touch", "moves per touch", "moves/touch"),
+    Figure::info("pages_in_per_touch", "pages in per touch", "pages/touch"),
+    Figure::info("pages_out_per_touch", "pages out per touch", "pages/touch"),
+    Figure::info("major_faults_per_touch", "major faults per touch", "faults/touch"),
+    Figure::info("swap_ins_per_touch", "swap-ins per touch", "pages/touch"),
+    Figure::info("swap_outs_per_touch", "swap-outs per touch", "pages/touch"),
+    Figure::info("file_backed", "file-backed region", "1 = yes"),
+];
+
 /// What `Paging` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "paging",
     about: "seed 001's thrasher: touch random pages of a region larger than the memory limit; touches/s",
     area: "Paging",
+    summary_area: AreaRule::Fixed(SummaryArea::Paging),
     unit: WorkUnit::Ops,
     caps: Caps { needs_disk: true, changes_machine: true, ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[shortcuts::THREADS],
 };
 

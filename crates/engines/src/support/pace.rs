@@ -18,7 +18,7 @@
 use crate::control::Control;
 use crate::options::{OptKind, OptionSpec};
 use crate::{CellContext, EngineError, Recorder, WorkerMeter};
-use racehorse_core::{LatencyHistogram, Nanos, Params, Value};
+use racehorse_core::{Figure, LatencyHistogram, Nanos, Params, Value};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -40,6 +40,32 @@ pub const QOS: OptionSpec = OptionSpec {
            intended start, at most a duration) and with rate also \";rate>=95%\" (the achieved rate's \
            floor, default 95% of rate); recorded as qos_held; absent = no check",
 };
+
+/// The figures of a paced or QoS-checked cell (see [`evaluate`]), which every engine that can
+/// pace ends its figure table with: compare compares the QoS latency and the rate achieved.
+pub const FIGURES: [Figure; 8] = [
+    Figure::lower("qos_measured_ms", "QoS latency", "ms"),
+    Figure::higher("pace_achieved_per_s", "paced rate achieved", "units/s"),
+    Figure::info("pace_target_per_s", "paced rate asked", "units/s"),
+    Figure::info("pace_achieved_pct", "rate achieved of the target", "%"),
+    Figure::info("qos_percentile", "QoS percentile", "percentile"),
+    Figure::info("qos_limit_ms", "QoS latency limit", "ms"),
+    Figure::info("qos_min_rate_pct", "QoS rate floor", "%"),
+    Figure::info("qos_held", "QoS held", "1 = held"),
+];
+
+/// An engine's figure table with [`FIGURES`] appended (`N` = its length + 8):
+/// `static FIGURES_PACED: [Figure; OWN.len() + 8] = with_pace_figures(OWN);`.
+pub const fn with_pace_figures<const N: usize>(base: &[Figure]) -> [Figure; N] {
+    assert!(N == base.len() + FIGURES.len(), "the paced table holds the base table and pace's figures");
+    let mut out = [FIGURES[0]; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < base.len() { base[i] } else { FIGURES[i - base.len()] };
+        i += 1;
+    }
+    out
+}
 
 /// The syntax of `qos`, for error messages and docs.
 pub const QOS_SYNTAX: &str = "PERCENTILE<=DURATION[;rate>=PCT%], e.g. \"p95<=5ms\" or \

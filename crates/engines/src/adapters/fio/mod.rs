@@ -33,7 +33,10 @@ use crate::support::disk_layout::{FileState, Layout};
 use crate::support::disk_options::{self, DiskPhase};
 use crate::support::path;
 use crate::support::proc_tree::tree_cpu;
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptionSpec, Recorder, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptionSpec, Recorder, SummaryArea,
+    Workload,
+};
 use job::{IoEngine, JobSpec, Pass, Timing};
 use process::{Event, Exit, FioRun};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
@@ -59,14 +62,29 @@ pub(crate) fn fio_path() -> Option<PathBuf> {
     path::find_file("fio")
 }
 
+/// fio's own figures from its JSON report (the latencies of the dominant direction, then of
+/// each direction with a `_read` or `_write` suffix).
+const FIGURES: &[Figure] = &[
+    Figure::info("fio_bw_bytes_per_s", "fio's bandwidth", "bytes/s"),
+    Figure::info("fio_iops", "fio's IOPS", "ops/s"),
+    Figure::info("fio_runtime_ms", "fio's runtime", "ms"),
+    Figure::info("fio_usr_cpu_pct", "fio's user CPU", "%"),
+    Figure::info("fio_sys_cpu_pct", "fio's system CPU", "%"),
+    Figure::info("fio_clat_mean_ns*", "fio's mean completion latency*", "ns"),
+    Figure::info("fio_clat_p50_ns*", "fio's median completion latency*", "ns"),
+    Figure::info("fio_clat_p99_ns*", "fio's p99 completion latency*", "ns"),
+];
+
 /// What `Fio` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "fio",
     about: "the real fio 3.x with diskio's options: bytes/s and CPU per byte, fio's own figures as extras",
     area: "Disk I/O",
+    summary_area: AreaRule::Fixed(SummaryArea::DiskIo),
     unit: WorkUnit::Bytes,
     caps: Caps { needs_disk: true, external_tool: Some(TOOL), ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[shortcuts::DESTRUCTIVE],
 };
 

@@ -24,7 +24,10 @@ mod tests;
 
 use crate::info::{shortcuts, EngineInfo};
 use crate::support::proc_tree::tree_cpu;
-use crate::{Caps, CellContext, Control, Engine, EngineError, OptKind, OptionSpec, Recorder, Workload};
+use crate::{
+    AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptKind, OptionSpec, Recorder,
+    SummaryArea, Workload,
+};
 use json::Mode;
 use process::{Edge, JmhRun, Out, Progress};
 use racehorse_core::WorkUnit;
@@ -111,15 +114,36 @@ pub(crate) fn find_java() -> Result<PathBuf, EngineError> {
     crate::support::jdk::Jdk::find().map(|jdk| jdk.java)
 }
 
+/// JMH's own score in one unit per direction (compared), its error and interval, the
+/// settings it ran with, the percentiles of sample time and the secondary results.
+const FIGURES: &[Figure] = &[
+    Figure::higher("jmh_ops_per_s", "JMH score", "ops/s"),
+    Figure::lower("jmh_ns_per_op", "JMH score", "ns/op"),
+    Figure::info("jmh_score", "JMH score as printed", "JMH's unit"),
+    Figure::info("jmh_score_error", "JMH score error", "JMH's unit"),
+    Figure::info("jmh_score_ci_low", "JMH score interval, low", "JMH's unit"),
+    Figure::info("jmh_score_ci_high", "JMH score interval, high", "JMH's unit"),
+    Figure::info("jmh_fork_score", "last fork's score", "JMH's unit"),
+    Figure::info("jmh_p*", "sample time p*", "JMH's unit"),
+    Figure::info("jmh_threads", "JMH threads", "threads"),
+    Figure::info("jmh_forks", "JMH forks", "forks"),
+    Figure::info("jmh_iterations", "JMH measurement iterations", "count"),
+    Figure::info("jmh_warmup_iterations", "JMH warmup iterations", "count"),
+    Figure::info("jmh.*", "secondary result *", "JMH's unit"),
+    Figure::info("cpu_us_per_op", "CPU per operation", "µs"),
+];
+
 /// What `Jmh` is, for the binary, the help and the docs.
 static INFO: EngineInfo = EngineInfo {
     name: "jmh",
     about: "a JMH benchmarks jar (needs a JDK), one benchmark per cell: ops/s and CPU per op over the last fork's \
             measurement iterations, JMH's score, error and unit as extras",
     area: "Java",
+    summary_area: AreaRule::Fixed(SummaryArea::Java),
     unit: WorkUnit::Ops,
     caps: Caps { needs_disk: true, ..Caps::NONE },
     options: OPTIONS,
+    figures: FIGURES,
     shortcuts: &[shortcuts::THREADS],
 };
 
