@@ -171,9 +171,10 @@ fn push_ledger(url: &str, copy: &Store, analysed: Vec<WithLedger>) -> Result<Vec
         .collect())
 }
 
-/// An engine figure's direction, as its engine declares it.
-fn engine_direction(_workload: &str, _key: &str) -> Option<Direction> {
-    None
+/// An engine figure's declaration (direction, unit), as its engine states it.
+fn engine_direction(workload: &str, key: &str) -> Option<racehorse_core::Figure> {
+    let engine = racehorse_engines::find(workload)?;
+    racehorse_core::figure::figure_of(engine.info().figures, key).copied()
 }
 
 fn selection(a: &HistoryArgs) -> Result<Selection, Failure> {

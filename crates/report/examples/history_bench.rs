@@ -44,7 +44,13 @@ fn cases() -> Vec<Case> {
                 let at = 5 + ((i + s) * 13) % (runs - 10);
                 let ratio = if i % 2 == 0 { 1.0 - size } else { 1.0 + size };
                 let spec = Spec::null(runs, 3 + i % 3, w, b).with(Plant::Step { at, ratio });
-                out.push(Case { name: format!("step{}-{noise}-{i:02}", (size * 100.0) as u32), kind: "step", size, noise, spec });
+                out.push(Case {
+                    name: format!("step{}-{noise}-{i:02}", (size * 100.0) as u32),
+                    kind: "step",
+                    size,
+                    noise,
+                    spec,
+                });
             }
         }
     }
@@ -55,7 +61,13 @@ fn cases() -> Vec<Case> {
         let variance = base.clone().with(Plant::Variance { at: runs / 2, factor: 3.0 });
         let spike = base.clone().with(Plant::Spike { at: runs / 3, ratio: 1.0 + 6.0 * b });
         let drift = base.with(Plant::Drift { total_ratio: 0.95 });
-        out.push(Case { name: format!("variance-{i:03}"), kind: "variance", size: 3.0, noise, spec: variance });
+        out.push(Case {
+            name: format!("variance-{i:03}"),
+            kind: "variance",
+            size: 3.0,
+            noise,
+            spec: variance,
+        });
         out.push(Case { name: format!("spike-{i:03}"), kind: "spike", size: 6.0 * b, noise, spec: spike });
         out.push(Case { name: format!("drift-{i:03}"), kind: "drift", size: 0.05, noise, spec: drift });
     }
@@ -92,7 +104,8 @@ fn csv(dir: &Path, seed: u64) -> std::io::Result<()> {
 fn store(db: &Path, runs: usize) -> Result<(), Box<dyn std::error::Error>> {
     use racehorse_core::{CellResult, CellSpec, CpuUsage, Nanos, Params, Value, WorkUnit};
     let store = racehorse_store::Store::open(db)?;
-    let values = generate(&Spec::null(runs, 3, 0.01, 0.015).with(Plant::Step { at: runs / 2, ratio: 0.95 }), 7);
+    let values =
+        generate(&Spec::null(runs, 3, 0.01, 0.015).with(Plant::Step { at: runs / 2, ratio: 0.95 }), 7);
     for (i, reps) in values.iter().enumerate() {
         let new = racehorse_store::NewRun {
             label: "nightly".into(),
@@ -104,7 +117,12 @@ fn store(db: &Path, runs: usize) -> Result<(), Box<dyn std::error::Error>> {
         for (r, v) in reps.iter().enumerate() {
             let mut params = Params::new();
             params.insert("clients".into(), Value::Int(4));
-            let spec = CellSpec { workload: "fileserver".into(), params, variant: "default".into(), rep: r as u32 + 1 };
+            let spec = CellSpec {
+                workload: "fileserver".into(),
+                params,
+                variant: "default".into(),
+                rep: r as u32 + 1,
+            };
             let mut c = CellResult::empty(spec, WorkUnit::Bytes);
             c.window = Nanos(10_000_000_000);
             c.units = v * 1e7;

@@ -100,7 +100,7 @@ fn series(a: &Analysis, ledger: &[Option<ChangePointRecord>], source: Source) ->
         "variant": s.key.variant,
         "params": s.key.params,
         "figure": s.key.figure.name(),
-        "unit": s.key.figure.unit(s.work_unit, None),
+        "unit": s.unit,
         "direction": s.direction,
         "scale": match a.detection.scale { racehorse_stats::changepoint::Scale::Log => "log", _ => "linear" },
         "within_run_cv": a.detection.within_cv,

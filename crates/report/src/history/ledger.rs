@@ -74,7 +74,7 @@ fn record(a: &Analysis, c: &SeriesChange, key: &str, reverted: bool) -> ChangePo
         variant: k.variant.clone(),
         params_json: serde_json::to_string(&k.params).unwrap_or_default(),
         figure: k.figure.name(),
-        unit: k.figure.unit(a.series.work_unit, None),
+        unit: a.series.unit.clone(),
         before_run_uuid: a.series.runs[c.before].run.uuid.clone(),
         after_run_uuid: a.series.runs[c.after].run.uuid.clone(),
         level_before: ch.before.level,

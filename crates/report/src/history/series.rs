@@ -74,6 +74,8 @@ impl SeriesKey {
 pub struct Series {
     pub key: SeriesKey,
     pub work_unit: WorkUnit,
+    /// The figure's unit in machine formats (`bytes/s`, `cpu_s/op`, `ns`, an engine's unit).
+    pub unit: String,
     pub direction: Direction,
     pub runs: Vec<RunValues>,
 }
@@ -112,11 +114,12 @@ pub struct Collected {
     pub runs_read: usize,
 }
 
-/// Reads every series of `sel` from the store; `direction_of` gives engine figures' direction.
+/// Reads every series of `sel` from the store; `declared(workload, key)` gives an engine
+/// figure's declaration (its direction and unit).
 pub fn collect(
     store: &Store,
     sel: &Selection,
-    direction_of: &dyn Fn(&str, &str) -> Option<Direction>,
+    declared: &dyn Fn(&str, &str) -> Option<racehorse_core::Figure>,
 ) -> racehorse_store::Result<Collected> {
     let mut runs: Vec<RunInfo> = store.list_runs_where(&sel.runs)?;
     runs.retain(|r| r.status != RunStatus::Running);
@@ -151,7 +154,7 @@ pub fn collect(
     let mut series = Vec::new();
     for ((host, _), cells) in points {
         for figure in &sel.figures {
-            if let Some(s) = build(&host, figure, &cells, &refs, direction_of) {
+            if let Some(s) = build(&host, figure, &cells, &refs, declared) {
                 series.push(s);
             }
         }
@@ -196,7 +199,7 @@ fn build(
     figure: &Figure,
     cells: &[(usize, CellResult)],
     refs: &[Arc<RunRef>],
-    direction_of: &dyn Fn(&str, &str) -> Option<Direction>,
+    declared: &dyn Fn(&str, &str) -> Option<racehorse_core::Figure>,
 ) -> Option<Series> {
     let first = &cells.first()?.1;
     let mut by_run: BTreeMap<usize, RunValues> = BTreeMap::new();
@@ -220,7 +223,9 @@ fn build(
         return None;
     }
     let engine_key = if let Figure::Engine(k) = figure { Some(k.as_str()) } else { None };
-    let direction = figure.direction(engine_key.and_then(|k| direction_of(&first.spec.workload, k)));
+    let declaration = engine_key.and_then(|k| declared(&first.spec.workload, k));
+    let direction = figure.direction(declaration.and_then(|d| d.direction));
+    let unit = figure.unit(first.unit, declaration.map(|d| d.unit));
     Some(Series {
         key: SeriesKey {
             host: host.to_string(),
@@ -230,6 +235,7 @@ fn build(
             figure: figure.clone(),
         },
         work_unit: first.unit,
+        unit,
         direction,
         runs: by_run.into_values().collect(),
     })
@@ -268,6 +274,7 @@ impl Series {
                 figure: Figure::Engine(csv.metric.clone()),
             },
             work_unit: WorkUnit::Ops,
+            unit: String::new(),
             direction,
             runs,
         }

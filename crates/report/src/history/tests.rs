@@ -50,7 +50,7 @@ fn select(figures: Vec<Figure>) -> Selection {
     Selection { workload: Some("null".into()), figures, ..Selection::default() }
 }
 
-fn no_direction(_: &str, _: &str) -> Option<racehorse_core::Direction> {
+fn no_direction(_: &str, _: &str) -> Option<racehorse_core::Figure> {
     None
 }
 
