@@ -3,8 +3,9 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// The exit codes, shown at the end of `racehorse --help` (README and docs/cli.md list the
-/// same; crates/runner/src/error.rs `RunError::exit_code` decides them for a run).
+/// The exit codes, shown at the end of `racehorse --help` (docs/cli.md's table, the one the
+/// other docs link, lists the same; crates/runner/src/error.rs `RunError::exit_code` decides
+/// them for a run).
 pub const EXIT_CODES: &str = "Exit codes:
   0        success (a run: every cell ok)
   1        failure: a run finished with failed cells, or an error (store, machine, engine)
@@ -20,11 +21,11 @@ pub const RUN_EXAMPLES: &str = "Examples:
   racehorse run quick                               a tour of every area (~3 min), then a per-area table
   racehorse run quick --dry-run                     the plan and its estimated duration
   racehorse run fileserver --clients 1,4 --cpus 1,2 --runtime 10s --reps 3
-  racehorse run micro -o bench=syscall --label before
-  racehorse run command --label gzip -- sh -c 'gzip -c big.bin >/dev/null'
+  racehorse run micro -o bench=null --label before
+  racehorse run command -o 'regex:=score: ([\\d.]+)' --label mine -- ./mybench -t 4
   racehorse run suite.toml --variant base,ra-1m --order random
   racehorse run standard --format json > events.jsonl   JSON lines only on stdout
-  racehorse run disk --reps auto --dir /mnt/scratch --wait";
+  racehorse run diskio --reps auto --dir /mnt/scratch --wait";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -436,7 +437,7 @@ pub struct EnvArgs {
 
 #[derive(Args, Debug)]
 pub struct WorkloadsArgs {
-    /// Print the overview as the markdown table of docs/workloads.md
+    /// Print the overview as the markdown table of docs/workloads/README.md
     #[arg(long)]
     pub markdown: bool,
     /// Print JSON (contract `racehorse-workloads`, docs/formats.md); also after `show NAME`

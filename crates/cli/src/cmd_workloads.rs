@@ -1,5 +1,5 @@
 //! `racehorse workloads`: the engines as their descriptions say (name, area, unit, needs,
-//! shortcuts, options), as a terminal table or as the markdown table of docs/workloads.md.
+//! shortcuts, options), as a terminal table or as the markdown table of docs/workloads/README.md.
 
 use crate::args::{WorkloadsArgs, WorkloadsSub};
 use crate::{CmdResult, Failure};
@@ -46,7 +46,7 @@ fn shortcut_words(e: &dyn Engine) -> String {
     }
 }
 
-/// The overview table of docs/workloads.md, generated from the engines' descriptions.
+/// The overview table of docs/workloads/README.md, generated from the engines' descriptions.
 pub fn docs_table(engines: &[&dyn Engine]) -> String {
     let mut out = String::from(
         "| workload | area | unit | needs | shortcuts | what it does |\n|---|---|---|---|---|---|\n",
@@ -123,33 +123,65 @@ pub fn workloads(a: &WorkloadsArgs) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
-    /// The overview table in docs/workloads.md is the generated one (regenerate it with
-    /// `racehorse workloads --markdown`), and every engine has its section there, naming every
-    /// one of its options.
+    /// docs/workloads/, read at test time so that a new or removed page counts.
+    fn docs_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/workloads")
+    }
+
+    fn read_page(file: &str) -> String {
+        std::fs::read_to_string(docs_dir().join(file))
+            .unwrap_or_else(|e| panic!("docs/workloads/{file}: {e}; every engine has a page there"))
+    }
+
+    /// The index docs/workloads/README.md carries the generated table (regenerate it with
+    /// `racehorse workloads --markdown`) and links every engine's page.
     #[test]
-    fn docs_table_and_sections_follow_the_registry() {
-        let doc = include_str!("../../../docs/workloads.md");
+    fn docs_index_has_the_current_table_and_links_every_page() {
+        let index = read_page("README.md");
         let table = docs_table(registry());
         assert!(
-            doc.contains(&table),
-            "docs/workloads.md's table is stale; paste `racehorse workloads --markdown`:\n{table}"
+            index.contains(&table),
+            "docs/workloads/README.md's table is stale; paste `racehorse workloads --markdown`:\n{table}"
         );
         for e in registry() {
-            let head = format!("\n## {}", e.name());
-            let start = doc
-                .find(&head)
-                .unwrap_or_else(|| panic!("docs/workloads.md has no section '## {}'", e.name()));
-            let rest = &doc[start + head.len()..];
-            let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+            let link = format!("]({}.md)", e.name());
+            assert!(index.contains(&link), "docs/workloads/README.md does not link {}.md", e.name());
+        }
+    }
+
+    /// Every engine has its page docs/workloads/NAME.md, titled `# NAME`, naming every one of
+    /// its options.
+    #[test]
+    fn every_engine_has_a_page_naming_its_options() {
+        for e in registry() {
+            let file = format!("{}.md", e.name());
+            let page = read_page(&file);
+            let title = page.lines().next().unwrap_or("");
+            assert!(
+                title.split_whitespace().take(2).eq(["#", e.name()]),
+                "docs/workloads/{file} opens with '{title}', not '# {}'",
+                e.name()
+            );
             for o in e.options() {
                 assert!(
-                    section.contains(&format!("`{}`", o.name)),
-                    "docs/workloads.md, ## {}: option `{}` is not described",
-                    e.name(),
+                    page.contains(&format!("`{}`", o.name)),
+                    "docs/workloads/{file}: option `{}` is not described",
                     o.name
                 );
             }
+        }
+    }
+
+    /// No page is left for an engine the registry no longer has.
+    #[test]
+    fn every_page_belongs_to_an_engine() {
+        let entries = std::fs::read_dir(docs_dir()).expect("docs/workloads/ exists");
+        for entry in entries {
+            let name = entry.expect("a directory entry").file_name().to_string_lossy().into_owned();
+            let Some(engine) = name.strip_suffix(".md").filter(|n| *n != "README") else { continue };
+            assert!(find(engine).is_some(), "docs/workloads/{name} is the page of no engine; remove it");
         }
     }
 }

@@ -71,7 +71,7 @@ const OPTIONS: &[OptionSpec] = &[
         name: "bench",
         kind: OptKind::Choice(BENCHES),
         default: "null",
-        help: "the benchmark (see docs/workloads.md#micro); an axis of several makes the table",
+        help: "the benchmark (see docs/workloads/micro.md); an axis of several makes the table",
     },
     OptionSpec {
         name: "level",

@@ -509,7 +509,7 @@ pub const DRAIN_LOWAT_BYTES: usize = CHUNK_BYTES / 2;
 /// has queued. Waking the peer is work done on the sending client's CPU (the loopback
 /// receive runs there), and the client's CPU is what bounds a stream on loopback: waking
 /// once per 128 KiB instead of once per 30k message cut the client's CPU per MB by 7%
-/// and the peer's by 40% (docs/workloads.md#net). The message size does not matter to
+/// and the peer's by 40% (docs/workloads/net.md). The message size does not matter to
 /// a sink.
 fn drain(s: &mut TcpStream) -> std::io::Result<()> {
     sockets::set_rcvlowat(s.as_raw_fd(), DRAIN_LOWAT_BYTES)?;
