@@ -61,7 +61,7 @@ def run_otava(d, p, out):
         t0 = time.process_time()
         cps, _ = compute_change_points(values, window_len=50, max_pvalue=float(p), min_magnitude=0.0)
         cpu += time.process_time() - t0
-        found[name] = sorted(c.index for c in cps)
+        found[name] = sorted(int(c.index) for c in cps)
     json.dump({"detector": "otava 0.8.0", "setting": f"p {p}", "cpu_s": cpu, "found": found}, open(out, "w"))
 
 
