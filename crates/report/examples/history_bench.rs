@@ -8,6 +8,9 @@
 //!   for timing `racehorse history` over it.
 //! - `speed SERIES RUNS`: detection over SERIES synthetic series of RUNS runs in this
 //!   process, on one thread; prints wall and CPU seconds.
+//! - `eval DIR OUT.json`: reads every CSV file of `DIR/truth.json` as `history --csv` does and
+//!   runs the detector on it in this process, timing the detection alone (as the script times
+//!   Otava's); writes the confirmed change points per file.
 //!
 //! `cargo run --release -p racehorse-report --example history_bench -- csv /tmp/series`
 
@@ -182,6 +185,29 @@ fn speed(series: usize, runs: usize) {
     println!("speed: {series} series x {runs} runs: {wall:.2} s wall, {cpu:.2} s CPU, {found} change points");
 }
 
+fn eval(dir: &Path, out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    use racehorse_report::history::csv::{parse, CsvRequest};
+    let truth: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(dir.join("truth.json"))?)?;
+    let mut series = Vec::new();
+    for t in &truth {
+        let file = t["file"].as_str().unwrap_or_default().to_string();
+        let text = std::fs::read_to_string(dir.join(&file))?;
+        let csv = parse(&text, &CsvRequest { metric: "value", time_column: Some("time"), attributes: &[] })?;
+        series.push((file.clone(), Series::from_csv(&csv, &file, racehorse_core::Direction::HigherIsBetter)));
+    }
+    let mut found = serde_json::Map::new();
+    let c0 = cpu_s();
+    for (file, s) in series {
+        let a = analyse(s, &HistoryOptions::default());
+        let at: Vec<usize> = a.map(|a| a.confirmed().map(|c| c.after).collect()).unwrap_or_default();
+        found.insert(file, json!(at));
+    }
+    let cpu = cpu_s() - c0;
+    let doc = json!({ "detector": "racehorse (in process)", "setting": "alpha 0.05 (default)", "cpu_s": cpu, "found": found });
+    std::fs::write(out, serde_json::to_vec(&doc)?)?;
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
@@ -189,8 +215,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "csv" => csv(Path::new(&arg(1)), arg(2).parse().unwrap_or(1))?,
         "store" => store(Path::new(&arg(1)), arg(2).parse().unwrap_or(1000))?,
         "speed" => speed(arg(1).parse().unwrap_or(10_000), arg(2).parse().unwrap_or(200)),
+        "eval" => eval(Path::new(&arg(1)), Path::new(&arg(2)))?,
         _ => {
-            eprintln!("usage: history_bench csv DIR [SEED] | store DB RUNS | speed SERIES RUNS");
+            eprintln!(
+                "usage: history_bench csv DIR [SEED] | store DB RUNS | speed SERIES RUNS | eval DIR OUT.json"
+            );
             std::process::exit(2);
         }
     }

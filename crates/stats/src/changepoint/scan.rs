@@ -72,11 +72,11 @@ pub(crate) fn permutation_p(
     rng: &mut SplitMix64,
 ) -> f64 {
     let mut work = m.to_vec();
+    let sums = Sums::of(m);
     let mut reached = 0u32;
     for done in 1..=permutations {
         shuffle(&mut work, rng);
-        let stat = max_t(&work, bounds).map_or(0.0, |(_, t)| t);
-        if stat >= observed {
+        if reaches(&work, bounds, &sums, observed) {
             reached += 1;
             if reached >= stop_after {
                 return f64::from(reached) / f64::from(done);
@@ -84,6 +84,54 @@ pub(crate) fn permutation_p(
         }
     }
     f64::from(reached + 1) / f64::from(permutations + 1)
+}
+
+/// What every order of one segment shares: its sums, the inverse of each side's size, and
+/// the threshold below which the pooled variance counts as none.
+struct Sums {
+    total: f64,
+    total_sq: f64,
+    inverse: Vec<f64>,
+    tiny: f64,
+}
+
+impl Sums {
+    fn of(m: &[f64]) -> Sums {
+        let n = m.len();
+        let (total, total_sq) = m.iter().fold((0.0, 0.0), |(s, q), x| (s + x, q + x * x));
+        let inverse = (0..=n).map(|k| if k == 0 { 0.0 } else { 1.0 / k as f64 }).collect();
+        let tiny = f64::EPSILON * f64::EPSILON * (total_sq / n.max(1) as f64).max(f64::MIN_POSITIVE);
+        Sums { total, total_sq, inverse, tiny }
+    }
+}
+
+/// Whether some allowed split of `m` has |t| ≥ `observed`, as [`max_t`] would compute it,
+/// stopping at the first one: t² ≥ observed² is tested as diff² ≥ observed² · var, without a
+/// division or a square root.
+fn reaches(m: &[f64], bounds: Bounds, sums: &Sums, observed: f64) -> bool {
+    let n = m.len();
+    let free_inv = 1.0 / (n - 2) as f64;
+    let observed_sq = observed * observed;
+    let (mut sl, mut ql) = (0.0, 0.0);
+    for k in 1..=n - bounds.min_right {
+        let x = m[k - 1];
+        sl += x;
+        ql += x * x;
+        if k < bounds.min_left {
+            continue;
+        }
+        let (il, ir) = (sums.inverse[k], sums.inverse[n - k]);
+        let (sr, qr) = (sums.total - sl, sums.total_sq - ql);
+        let ss = ((ql - sl * sl * il) + (qr - sr * sr * ir)).max(0.0);
+        let diff = sr * ir - sl * il;
+        let var = ss * free_inv * (il + ir);
+        let hit =
+            if var <= sums.tiny { diff != 0.0 || observed <= 0.0 } else { diff * diff >= observed_sq * var };
+        if hit {
+            return true;
+        }
+    }
+    false
 }
 
 /// Fisher–Yates shuffle in place.
