@@ -1,5 +1,6 @@
 //! Integration tests of the racehorse binary and the libraries together (one test binary).
 
+mod bisect_cli;
 mod central_cli;
 mod cli_conventions;
 mod command_cli;

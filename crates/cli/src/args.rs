@@ -73,6 +73,10 @@ pub enum Command {
     /// One figure of one point over many runs: when it changed, by how much, and is it real
     #[command(after_help = crate::args_history::HISTORY_EXAMPLES)]
     History(Box<crate::args_history::HistoryArgs>),
+    /// Which change did it: a noise-aware bisection over commits (or values) that names the
+    /// culprit with its comparison
+    #[command(after_help = crate::args_bisect::BISECT_EXAMPLES)]
+    Bisect(Box<crate::args_bisect::BisectArgs>),
     /// New confirmed change points of the stored series (exit 3 with --fail-on-new: a CI gate)
     Alerts(crate::args_history::AlertsArgs),
     /// Acknowledge a change point of the ledger, with a reason (and a link)

@@ -6,9 +6,14 @@
 //! stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129).
 
 mod args;
+mod args_bisect;
 mod args_history;
 mod args_plugd;
+mod bisect_answer;
+mod bisect_profile;
+mod bisect_step;
 mod catalogue;
+mod cmd_bisect;
 mod cmd_central;
 mod cmd_compare;
 mod cmd_docs;
@@ -111,6 +116,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd_compare::compare(&cli, a),
         Command::Report(a) => cmd_compare::report(&cli, a),
         Command::History(a) => cmd_history::history(&cli, a),
+        Command::Bisect(a) => cmd_bisect::bisect(&cli, a),
         Command::Alerts(a) => cmd_history::alerts(&cli, a),
         Command::Ack(a) => cmd_history::ack(&cli, a),
         Command::Hide(a) => cmd_history::hide(&cli, a),

@@ -3,6 +3,7 @@
 //!
 //! The schema and the export contracts are documented in docs/formats.md.
 
+pub mod bisects;
 mod cells;
 pub mod error;
 pub mod export;

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 /// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
 /// Never edit a released step: append a new one (see docs/formats.md).
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -175,6 +175,37 @@ CREATE TABLE change_points (
 );
 CREATE INDEX change_points_series ON change_points(series_key);
 CREATE INDEX change_points_status ON change_points(status);
+";
+
+/// Version 8: bisects (issue 42): each bisect's definition and state, and its steps (a run
+/// of a candidate, or a candidate whose build was skipped), so that `bisect --resume` goes on
+/// where it stopped.
+const V8: &str = "
+CREATE TABLE bisects (
+    id                INTEGER PRIMARY KEY,
+    uuid              TEXT    NOT NULL UNIQUE,
+    repo              TEXT,
+    good              TEXT    NOT NULL,
+    bad               TEXT    NOT NULL,
+    candidates_json   TEXT    NOT NULL,
+    build             TEXT,
+    run_args_json     TEXT    NOT NULL,
+    options_json      TEXT    NOT NULL,
+    status            TEXT    NOT NULL
+                      CHECK (status IN ('running', 'found', 'no-difference', 'unmeasurable', 'failed', 'interrupted')),
+    result_json       TEXT,
+    started_at_unix_s INTEGER NOT NULL,
+    updated_at_unix_s INTEGER NOT NULL
+);
+CREATE TABLE bisect_steps (
+    id         INTEGER PRIMARY KEY,
+    bisect_id  INTEGER NOT NULL REFERENCES bisects(id) ON DELETE CASCADE,
+    candidate  INTEGER NOT NULL,
+    run_id     INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+    skipped    INTEGER NOT NULL DEFAULT 0,
+    at_unix_s  INTEGER NOT NULL
+);
+CREATE INDEX bisect_steps_bisect ON bisect_steps(bisect_id);
 ";
 
 /// The schema version recorded in the database.

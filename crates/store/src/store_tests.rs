@@ -179,6 +179,7 @@ fn an_older_schema_is_read_through_a_copy_in_memory() {
             .conn
             .execute_batch("DROP TABLE run_tags; DROP TABLE change_points; DROP INDEX cells_workload;")
             .unwrap();
+        store.conn.execute_batch("DROP TABLE bisect_steps; DROP TABLE bisects;").unwrap();
         for col in ["uuid", "inventory_name", "campaign"] {
             store.conn.execute_batch(&format!("ALTER TABLE runs DROP COLUMN {col};")).unwrap();
         }
