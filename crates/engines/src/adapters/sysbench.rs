@@ -15,11 +15,10 @@
 use crate::info::{shortcuts, EngineInfo, Tool};
 use crate::support::oltp_options::{open_target, setup, Dist, Setup, Target, OPTIONS};
 use crate::support::path;
-use crate::support::pg::client::PgConfig;
-use crate::support::pg::cluster;
 use crate::support::proc_tree::tree_cpu;
 use crate::{Caps, CellContext, Control, Engine, EngineError, Recorder, Workload};
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
+use racehorse_pg::PgConfig;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -172,7 +171,7 @@ impl Engine for Sysbench {
             ));
         }
         if s.pg.as_deref() == Some("auto") {
-            cluster::bin_dir()?;
+            racehorse_pg::bin_dir()?;
         }
         Ok(())
     }
