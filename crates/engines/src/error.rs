@@ -30,4 +30,4 @@ impl EngineError {
 
 /// Program output in error messages: the one implementation is in racehorse-core (the
 /// PostgreSQL cluster quotes its programs too).
-pub use racehorse_core::text::bounded_output;
+pub(crate) use racehorse_core::text::bounded_output;

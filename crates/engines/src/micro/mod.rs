@@ -7,16 +7,16 @@
 //! resolution, never as a number (see `record.rs`).
 
 pub mod caches;
-pub mod chase;
+pub(crate) mod chase;
 pub(crate) mod child;
 mod files;
-pub mod mem;
+pub(crate) mod mem;
 mod pipes;
 mod procs;
 mod record;
 mod run;
 mod syscalls;
-pub mod timing;
+pub(crate) mod timing;
 
 use crate::info::EngineInfo;
 use crate::{Caps, CellContext, Engine, EngineError, OptKind, OptionSpec, Workload};

@@ -43,11 +43,6 @@ impl PgSession {
         }
         Ok(PgSession { conn, names })
     }
-
-    /// The server process of this connection.
-    pub fn backend_pid(&mut self) -> Result<i32, DbError> {
-        self.conn.backend_pid().map_err(|e| DbError::Fatal(e.to_string()))
-    }
 }
 
 impl Session for PgSession {

@@ -41,7 +41,8 @@ pub struct MixSpec {
 
 impl MixSpec {
     /// Queries one transaction sends (BEGIN and COMMIT included): 16 read-only, 20 read-write
-    /// with the defaults.
+    /// with the defaults. (The tests check oltp's mix against it.)
+    #[cfg(test)]
     pub fn queries_per_txn(&self) -> u64 {
         u64::from(self.point_selects) + 4 + if self.read_only { 0 } else { 4 } + 2
     }

@@ -22,7 +22,7 @@
 //! The workload CPU is that of fio's process tree (main process, job processes and the
 //! children they reaped) from /proc at both edges of the window.
 
-pub mod job;
+pub(crate) mod job;
 pub mod json;
 pub(crate) mod process;
 #[cfg(test)]
