@@ -1,5 +1,5 @@
 //! `--pg auto`: a throw-away PostgreSQL cluster made with the distribution's binaries
-//! (Debian: /usr/lib/postgresql/<version>/bin): `initdb` into a directory of the cell, the
+//! (Debian: `/usr/lib/postgresql/<version>/bin`): `initdb` into a directory of the cell, the
 //! postmaster started as our child on a free 127.0.0.1 port (TCP only unless a Unix socket in
 //! the cluster's directory is asked for; TLS when given a certificate), SCRAM-SHA-256 with a
 //! random password, and on every path a fast shutdown and the removal of its files.
@@ -77,7 +77,7 @@ const INSTALL_HINT: &str =
      set RACEHORSE_PG_BIN to the directory holding initdb and postgres, or pass --pg DSN of a running server";
 
 /// The directory with `initdb` and `postgres`: $RACEHORSE_PG_BIN, else the newest
-/// /usr/lib/postgresql/<version>/bin, else PATH.
+/// `/usr/lib/postgresql/<version>/bin`, else PATH.
 pub fn bin_dir() -> Result<PathBuf, ClusterError> {
     bin_dir_from(std::env::var_os("RACEHORSE_PG_BIN"))
 }

@@ -94,7 +94,7 @@ pub fn parse(out: &mut Vec<u8>, name: &str, sql: &str) {
     end(out, at);
 }
 
-/// A parameter value for [`bind`], sent in text format.
+/// A parameter value for `bind`, sent in text format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Param<'a> {
     Int(i64),
