@@ -274,7 +274,7 @@ pub fn apply_variant(
 fn check_volume(vol: &crate::volume::VolumeSpec, root: &SysRoot) -> Result<(), String> {
     racehorse_machine::scratch::kernel_supports(root, &vol.kind)?;
     for tool in vol.tools() {
-        if racehorse_engines::support::path::find_file(tool).is_none() {
+        if racehorse_machine::path::find_file(tool).is_none() {
             return Err(format!(
                 "{} needs `{tool}` on PATH; install it (lvm2, mdadm, btrfs-progs, util-linux)",
                 vol.kind

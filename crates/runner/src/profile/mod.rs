@@ -16,7 +16,7 @@ mod live_tests;
 pub use record::Recording;
 pub use report::{parse_lines, parse_report, report, summarize, ReportLine, Summary};
 
-use racehorse_engines::support::path;
+use racehorse_machine::path;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 

@@ -34,8 +34,6 @@ pub enum IoEngine {
 }
 
 impl IoEngine {
-    pub const NAMES: &'static [&'static str] = &["psync", "io_uring"];
-
     pub fn parse(word: &str) -> Option<Self> {
         match word {
             "psync" => Some(IoEngine::Psync),

@@ -1,5 +1,5 @@
 //! PostgreSQL frontend/backend protocol 3.0 framing: the frontend messages the client sends
-//! (startup, password/SASL, simple query, Parse/Bind/Describe/Execute/Sync/Close, Terminate)
+//! (startup, password/SASL, simple query, Parse/Bind/Execute/Sync, Terminate)
 //! encoded into a reusable buffer, and the backend messages read from the socket: a tag byte,
 //! a big-endian length that counts itself, the body.
 
@@ -10,25 +10,13 @@ pub const PROTOCOL_3_0: i32 = 196_608;
 /// Largest backend message accepted (a corrupt length must not allocate gigabytes).
 pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
-/// Backend message tags the client handles.
+/// Backend message tags the client acts on (it passes over the others).
 pub mod tag {
     pub const AUTH: u8 = b'R';
-    pub const PARAMETER_STATUS: u8 = b'S';
-    pub const BACKEND_KEY: u8 = b'K';
     pub const READY: u8 = b'Z';
-    pub const ROW_DESCRIPTION: u8 = b'T';
     pub const DATA_ROW: u8 = b'D';
     pub const COMMAND_COMPLETE: u8 = b'C';
-    pub const EMPTY_QUERY: u8 = b'I';
     pub const ERROR: u8 = b'E';
-    pub const NOTICE: u8 = b'N';
-    pub const PARSE_COMPLETE: u8 = b'1';
-    pub const BIND_COMPLETE: u8 = b'2';
-    pub const CLOSE_COMPLETE: u8 = b'3';
-    pub const NO_DATA: u8 = b'n';
-    pub const PARAMETER_DESCRIPTION: u8 = b't';
-    pub const PORTAL_SUSPENDED: u8 = b's';
-    pub const NOTIFICATION: u8 = b'A';
 }
 
 fn put_i32(out: &mut Vec<u8>, v: i32) {
@@ -106,7 +94,7 @@ pub fn parse(out: &mut Vec<u8>, name: &str, sql: &str) {
     end(out, at);
 }
 
-/// A parameter value for [`bind`], sent in text format.
+/// A parameter value for `bind`, sent in text format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Param<'a> {
     Int(i64),
@@ -166,14 +154,6 @@ mod itoa_buf {
             &self.0[i..]
         }
     }
-}
-
-/// Describe of a statement (`b'S'`) or portal (`b'P'`).
-pub fn describe(out: &mut Vec<u8>, kind: u8, name: &str) {
-    let at = begin(out, b'D');
-    out.push(kind);
-    put_cstr(out, name);
-    end(out, at);
 }
 
 /// Execute the unnamed portal, all rows.

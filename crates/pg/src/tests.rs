@@ -141,3 +141,9 @@ fn closed_ancestors_are_found_by_their_mode_bits() {
     std::fs::set_permissions(outer.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
     assert_eq!(closed_ancestor(&inner.join("data"), uid, gid), None);
 }
+
+#[test]
+fn a_pg_bin_without_the_programs_says_how_to_install_them() {
+    let e = super::cluster::bin_dir_from(Some("/nonexistent".into())).expect_err("no binaries");
+    assert!(e.to_string().contains("apt-get install postgresql"), "{e}");
+}

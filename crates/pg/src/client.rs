@@ -274,15 +274,6 @@ impl PgConn {
         self.collect(true)?;
         Ok(std::mem::take(&mut self.rows))
     }
-
-    /// The server process serving this connection (for tests that kill it).
-    pub fn backend_pid(&mut self) -> Result<i32, PgError> {
-        let rows = self.query_rows("SELECT pg_backend_pid()")?;
-        rows.first()
-            .and_then(|r| r.first().cloned().flatten())
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| PgError::Protocol("pg_backend_pid() returned nothing".into()))
-    }
 }
 
 impl Drop for PgConn {

@@ -1,22 +1,99 @@
-//! The low-hit case: a memory cgroup for the throw-away server only (not racehorse), so its
-//! buffer pool plus the page cache of its files must fit a limit smaller than the tables.
+//! The throw-away PostgreSQL server of an `oltp` or `sysbench` cell (`pg=auto`): a
+//! [`racehorse_pg::Cluster`] and, for the low-hit case (`server_mem`), a memory cgroup for the
+//! server only (not racehorse), so its buffer pool plus the page cache of its files must fit a
+//! limit smaller than the tables. The cluster's errors become [`EngineError`]s here.
 //!
 //! The cgroup is `<racehorse's memory cgroup>/racehorse-pg-<pid>-<n>`, limited to `bytes`
 //! (swap limited too), and the postmaster with its processes at that moment moves in; the
-//! backends it forks later are born inside. On drop the processes still there move back and
-//! the cgroup is removed. Cgroups of dead runs (no process left) are removed when the next
-//! one is made. Root only; cgroup v1 (`memory` hierarchy) or v2 where the parent allows a
-//! child with the memory controller.
+//! backends it forks later are born inside. When the server is dropped it stops first; then
+//! the processes still in the cgroup move back and the cgroup is removed. Cgroups of dead runs
+//! (no process left) are removed when the next one is made. Root only; cgroup v1 (`memory`
+//! hierarchy) or v2 where the parent allows a child with the memory controller.
 
 use crate::EngineError;
 use racehorse_machine::{detect_memory_cgroup, SysRoot};
+use racehorse_pg::{Cluster, ClusterError, ClusterOptions, PgConfig};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
+impl From<ClusterError> for EngineError {
+    fn from(e: ClusterError) -> Self {
+        match e {
+            ClusterError::ToolMissing { tool, hint } => EngineError::ToolMissing { tool, hint },
+            ClusterError::Io { context, path, source } => EngineError::Io { context, path, source },
+            ClusterError::Failed(why) => EngineError::Failed(why),
+        }
+    }
+}
+
+/// A running throw-away server, with its memory cgroup when limited. The fields drop in
+/// order: the server stops before its cgroup is removed, so the cgroup is empty by then.
+pub struct PgServer {
+    cluster: Cluster,
+    cgroup: Option<ServerCgroup>,
+}
+
+impl PgServer {
+    /// Starts a cluster under `parent` (a fresh directory of the cell) and, with
+    /// `memory_limit_bytes`, moves it into a memory cgroup of that limit (root).
+    pub fn start(
+        parent: &Path,
+        opts: &ClusterOptions,
+        memory_limit_bytes: Option<u64>,
+    ) -> Result<PgServer, EngineError> {
+        let cluster = Cluster::start(parent, opts)?;
+        let mut server = PgServer { cluster, cgroup: None };
+        if let Some(bytes) = memory_limit_bytes {
+            let cg = ServerCgroup::create(bytes)?;
+            let pid = server.cluster.postmaster_pid().expect("started");
+            let mut pids = vec![pid];
+            pids.extend(children(pid));
+            cg.add(&pids)?;
+            server.cgroup = Some(cg);
+        }
+        Ok(server)
+    }
+
+    /// How to reach the server.
+    pub fn config(&self) -> &PgConfig {
+        &self.cluster.config
+    }
+
+    /// The postmaster's pid (its children are the backends).
+    pub fn postmaster_pid(&self) -> Option<i32> {
+        self.cluster.postmaster_pid()
+    }
+
+    /// The server's memory cgroup limit in force, if any.
+    pub fn memory_limit_bytes(&self) -> Option<u64> {
+        self.cgroup.as_ref().and_then(ServerCgroup::limit_bytes)
+    }
+
+    /// The most memory the server's cgroup has held, if it has one.
+    pub fn memory_peak_bytes(&self) -> Option<u64> {
+        self.cgroup.as_ref().and_then(ServerCgroup::peak_bytes)
+    }
+}
+
+/// The current children of `pid`.
+fn children(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .flat_map(|t| {
+            std::fs::read_to_string(t.path().join("children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<i32>>()
+        })
+        .collect()
+}
+
 /// A memory cgroup holding the server's processes.
-pub struct ServerCgroup {
+struct ServerCgroup {
     dir: PathBuf,
     parent: PathBuf,
     version: u32,
@@ -56,7 +133,7 @@ fn sweep(parent: &Path) {
 
 impl ServerCgroup {
     /// Creates the cgroup with its limit (nothing is in it yet).
-    pub fn create(limit_bytes: u64) -> Result<ServerCgroup, EngineError> {
+    fn create(limit_bytes: u64) -> Result<ServerCgroup, EngineError> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             return Err(EngineError::Usage(
@@ -91,7 +168,7 @@ impl ServerCgroup {
     }
 
     /// Moves `pids` (the postmaster and its current children) into the cgroup.
-    pub fn add(&self, pids: &[i32]) -> Result<(), EngineError> {
+    fn add(&self, pids: &[i32]) -> Result<(), EngineError> {
         let procs = self.dir.join("cgroup.procs");
         for pid in pids {
             match std::fs::write(&procs, pid.to_string()) {
@@ -107,13 +184,13 @@ impl ServerCgroup {
     }
 
     /// The most memory the cgroup has held (v1 memory.max_usage_in_bytes, v2 memory.peak).
-    pub fn peak_bytes(&self) -> Option<u64> {
+    fn peak_bytes(&self) -> Option<u64> {
         let file = if self.version == 1 { "memory.max_usage_in_bytes" } else { "memory.peak" };
         std::fs::read_to_string(self.dir.join(file)).ok()?.trim().parse().ok()
     }
 
     /// The limit the kernel reports back.
-    pub fn limit_bytes(&self) -> Option<u64> {
+    fn limit_bytes(&self) -> Option<u64> {
         let file = if self.version == 1 { "memory.limit_in_bytes" } else { "memory.max" };
         std::fs::read_to_string(self.dir.join(file)).ok()?.trim().parse().ok()
     }

@@ -1,5 +1,5 @@
 //! `--pg auto`: a throw-away PostgreSQL cluster made with the distribution's binaries
-//! (Debian: /usr/lib/postgresql/<version>/bin): `initdb` into a directory of the cell, the
+//! (Debian: `/usr/lib/postgresql/<version>/bin`): `initdb` into a directory of the cell, the
 //! postmaster started as our child on a free 127.0.0.1 port (TCP only unless a Unix socket in
 //! the cluster's directory is asked for; TLS when given a certificate), SCRAM-SHA-256 with a
 //! random password, and on every path a fast shutdown and the removal of its files.
@@ -9,9 +9,8 @@
 //! SIGQUIT (immediate shutdown) if racehorse dies, and PostgreSQL itself shuts down within a
 //! minute once its data directory is removed (the runner sweeps dead runs' cell directories).
 
-use super::client::{PgConfig, PgConn, PgError};
-use super::memcg::ServerCgroup;
-use crate::EngineError;
+use crate::client::{PgConfig, PgConn, PgError};
+use racehorse_core::text::bounded_output;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,8 +23,6 @@ pub struct ClusterOptions {
     pub max_connections: u32,
     /// Extra `name=value` server settings.
     pub settings: Vec<(String, String)>,
-    /// A memory cgroup limit for the server's processes (the low-hit case; root).
-    pub memory_limit_bytes: Option<u64>,
     /// Also listen on a Unix socket in the cluster's directory ([`Cluster::socket_dir`]).
     pub unix_socket: bool,
     /// Serve TLS (ssl = on) with this certificate and key, PEM files copied into the cluster.
@@ -38,10 +35,32 @@ impl Default for ClusterOptions {
             shared_buffers_bytes: 128 << 20,
             max_connections: 100,
             settings: Vec::new(),
-            memory_limit_bytes: None,
             unix_socket: false,
             tls_cert_key: None,
         }
+    }
+}
+
+/// Why a throw-away cluster could not be made or started.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The server's programs are not installed; the hint says how to get them.
+    #[error("'{tool}' is not installed: {hint}")]
+    ToolMissing { tool: String, hint: String },
+    #[error("{context} ({path}): {source}")]
+    Io {
+        context: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ClusterError {
+    fn io(context: &str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ClusterError::Io { context: context.into(), path: path.into(), source }
     }
 }
 
@@ -49,7 +68,6 @@ impl Default for ClusterOptions {
 pub struct Cluster {
     root: PathBuf,
     child: Option<Child>,
-    cgroup: Option<ServerCgroup>,
     socket_dir: Option<PathBuf>,
     pub config: PgConfig,
 }
@@ -59,20 +77,20 @@ const INSTALL_HINT: &str =
      set RACEHORSE_PG_BIN to the directory holding initdb and postgres, or pass --pg DSN of a running server";
 
 /// The directory with `initdb` and `postgres`: $RACEHORSE_PG_BIN, else the newest
-/// /usr/lib/postgresql/<version>/bin, else PATH.
-pub fn bin_dir() -> Result<PathBuf, EngineError> {
+/// `/usr/lib/postgresql/<version>/bin`, else PATH.
+pub fn bin_dir() -> Result<PathBuf, ClusterError> {
     bin_dir_from(std::env::var_os("RACEHORSE_PG_BIN"))
 }
 
 /// [`bin_dir`] with the value of RACEHORSE_PG_BIN given.
-pub(crate) fn bin_dir_from(env: Option<std::ffi::OsString>) -> Result<PathBuf, EngineError> {
+pub(crate) fn bin_dir_from(env: Option<std::ffi::OsString>) -> Result<PathBuf, ClusterError> {
     let usable = |d: &Path| d.join("initdb").is_file() && d.join("postgres").is_file();
     if let Some(d) = env {
         let d = PathBuf::from(d);
         return if usable(&d) {
             Ok(d)
         } else {
-            Err(EngineError::ToolMissing {
+            Err(ClusterError::ToolMissing {
                 tool: "initdb/postgres".into(),
                 hint: format!(
                     "RACEHORSE_PG_BIN={} holds no initdb and postgres; {INSTALL_HINT}",
@@ -92,10 +110,9 @@ pub(crate) fn bin_dir_from(env: Option<std::ffi::OsString>) -> Result<PathBuf, E
     if let Some((_, d)) = versions.pop() {
         return Ok(d);
     }
-    crate::support::path::path_dirs()
-        .into_iter()
-        .find(|d| usable(d))
-        .ok_or_else(|| EngineError::ToolMissing { tool: "initdb/postgres".into(), hint: INSTALL_HINT.into() })
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).find(|d| usable(d)).ok_or_else(
+        || ClusterError::ToolMissing { tool: "initdb/postgres".into(), hint: INSTALL_HINT.into() },
+    )
 }
 
 /// The user the server runs as when we are root: `postgres`, else `nobody`.
@@ -133,38 +150,37 @@ pub(crate) fn closed_ancestor(path: &Path, uid: u32, gid: u32) -> Option<(PathBu
 }
 
 /// A port on 127.0.0.1 that nobody listens on right now.
-fn free_port() -> Result<u16, EngineError> {
+fn free_port() -> Result<u16, ClusterError> {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .map_err(|e| EngineError::Failed(format!("no free loopback port for PostgreSQL: {e}")))
+        .map_err(|e| ClusterError::Failed(format!("no free loopback port for PostgreSQL: {e}")))
 }
 
-fn random_password() -> Result<String, EngineError> {
-    super::auth::Scram::random_nonce()
+fn random_password() -> Result<String, ClusterError> {
+    crate::auth::Scram::random_nonce()
         .map(|n| n.replace(['+', '/', '='], "x"))
-        .map_err(|e| EngineError::Failed(format!("cannot read /dev/urandom: {e}")))
+        .map_err(|e| ClusterError::Failed(format!("cannot read /dev/urandom: {e}")))
 }
 
 /// The last lines of a server log, for error messages.
 fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    crate::bounded_output(&lines[lines.len().saturating_sub(6)..].join(" | "))
+    bounded_output(&lines[lines.len().saturating_sub(6)..].join(" | "))
 }
 
 impl Cluster {
     /// Creates and starts a cluster under `parent` (a fresh directory of the cell).
-    pub fn start(parent: &Path, opts: &ClusterOptions) -> Result<Cluster, EngineError> {
+    pub fn start(parent: &Path, opts: &ClusterOptions) -> Result<Cluster, ClusterError> {
         let bin = bin_dir()?;
         let root = parent.join("pg-auto");
         std::fs::create_dir(&root)
-            .map_err(|e| EngineError::io("cannot create the cluster directory", &root, e))?;
+            .map_err(|e| ClusterError::io("cannot create the cluster directory", &root, e))?;
         // From here on, dropping the Cluster removes `root` (and stops the server if started).
         let mut cluster = Cluster {
             root: root.clone(),
             child: None,
-            cgroup: None,
             socket_dir: opts.unix_socket.then(|| root.clone()),
             config: PgConfig::parse("sslmode=disable").expect("defaults"),
         };
@@ -174,19 +190,19 @@ impl Cluster {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o711));
             std::os::unix::fs::chown(&root, Some(uid), Some(gid)).map_err(|e| {
-                EngineError::io("cannot give the cluster directory to the server user", &root, e)
+                ClusterError::io("cannot give the cluster directory to the server user", &root, e)
             })?;
         }
         let password = random_password()?;
         let pwfile = root.join("pw");
         std::fs::write(&pwfile, &password)
-            .map_err(|e| EngineError::io("cannot write the password file", &pwfile, e))?;
+            .map_err(|e| ClusterError::io("cannot write the password file", &pwfile, e))?;
         let log = root.join("postgres.log");
-        std::fs::write(&log, "").map_err(|e| EngineError::io("cannot create the server log", &log, e))?;
+        std::fs::write(&log, "").map_err(|e| ClusterError::io("cannot create the server log", &log, e))?;
         if let Some((uid, gid)) = owner {
             for f in [&pwfile, &log] {
                 std::os::unix::fs::chown(f, Some(uid), Some(gid))
-                    .map_err(|e| EngineError::io("cannot give a cluster file to the server user", f, e))?;
+                    .map_err(|e| ClusterError::io("cannot give a cluster file to the server user", f, e))?;
             }
         }
         if let Some((cert, key)) = &opts.tls_cert_key {
@@ -204,14 +220,6 @@ impl Cluster {
         };
         cluster.spawn_server(&bin, &data, &log, port, opts, owner)?;
         cluster.wait_ready(&log)?;
-        if let Some(bytes) = opts.memory_limit_bytes {
-            let cg = ServerCgroup::create(bytes)?;
-            let pid = cluster.postmaster_pid().expect("started");
-            let mut pids = vec![pid];
-            pids.extend(children(pid));
-            cg.add(&pids)?;
-            cluster.cgroup = Some(cg);
-        }
         Ok(cluster)
     }
 
@@ -228,7 +236,7 @@ impl Cluster {
         data: &Path,
         pwfile: &Path,
         owner: Option<(u32, u32)>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), ClusterError> {
         let mut cmd = Command::new(bin.join("initdb"));
         cmd.arg("-D").arg(data).args([
             "-U",
@@ -244,7 +252,7 @@ impl Cluster {
         let out = cmd
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| EngineError::io("cannot run initdb", bin.join("initdb"), e))?;
+            .map_err(|e| ClusterError::io("cannot run initdb", bin.join("initdb"), e))?;
         if !out.status.success() {
             let hint = owner
                 .and_then(|(uid, gid)| closed_ancestor(data, uid, gid))
@@ -258,10 +266,10 @@ impl Cluster {
                     )
                 })
                 .unwrap_or_default();
-            return Err(EngineError::Failed(format!(
+            return Err(ClusterError::Failed(format!(
                 "initdb failed ({}): {}{hint}",
                 out.status,
-                crate::bounded_output(String::from_utf8_lossy(&out.stderr).trim())
+                bounded_output(String::from_utf8_lossy(&out.stderr).trim())
             )));
         }
         Ok(())
@@ -275,11 +283,11 @@ impl Cluster {
         port: u16,
         opts: &ClusterOptions,
         owner: Option<(u32, u32)>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<(), ClusterError> {
         let logf = std::fs::OpenOptions::new()
             .append(true)
             .open(log)
-            .map_err(|e| EngineError::io("cannot open the server log", log, e))?;
+            .map_err(|e| ClusterError::io("cannot open the server log", log, e))?;
         let mut cmd = Command::new(bin.join("postgres"));
         cmd.arg("-D").arg(data);
         let socket_dir = self.socket_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_default();
@@ -301,7 +309,7 @@ impl Cluster {
         }
         Self::as_owner(&mut cmd, owner);
         cmd.stdin(Stdio::null())
-            .stdout(logf.try_clone().map_err(|e| EngineError::io("log", log, e))?)
+            .stdout(logf.try_clone().map_err(|e| ClusterError::io("log", log, e))?)
             .stderr(logf);
         // SAFETY: prctl is async-signal-safe; runs in the child after setuid (which would
         // clear the parent-death signal), before exec.
@@ -314,20 +322,20 @@ impl Cluster {
             });
         }
         let child =
-            cmd.spawn().map_err(|e| EngineError::io("cannot start postgres", bin.join("postgres"), e))?;
+            cmd.spawn().map_err(|e| ClusterError::io("cannot start postgres", bin.join("postgres"), e))?;
         self.child = Some(child);
         Ok(())
     }
 
     /// Polls until the server accepts our login (30 s at most).
-    fn wait_ready(&mut self, log: &Path) -> Result<(), EngineError> {
+    fn wait_ready(&mut self, log: &Path) -> Result<(), ClusterError> {
         let deadline = Instant::now() + Duration::from_secs(30);
         let mut cfg = self.config.clone();
         cfg.connect_timeout = Duration::from_secs(2);
         loop {
             if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
                 self.child = None;
-                return Err(EngineError::Failed(format!(
+                return Err(ClusterError::Failed(format!(
                     "postgres exited at start ({status}): {}",
                     log_tail(log)
                 )));
@@ -335,10 +343,10 @@ impl Cluster {
             match PgConn::connect(&cfg) {
                 Ok(_) => return Ok(()),
                 Err(PgError::Auth { reason, .. }) => {
-                    return Err(EngineError::Failed(format!("cannot log in to the new cluster: {reason}")))
+                    return Err(ClusterError::Failed(format!("cannot log in to the new cluster: {reason}")))
                 }
                 Err(e) if Instant::now() > deadline => {
-                    return Err(EngineError::Failed(format!(
+                    return Err(ClusterError::Failed(format!(
                         "postgres did not start in 30 s: {e}; log: {}",
                         log_tail(log)
                     )))
@@ -351,16 +359,6 @@ impl Cluster {
     /// The postmaster's pid (its children are the backends).
     pub fn postmaster_pid(&self) -> Option<i32> {
         self.child.as_ref().map(|c| c.id() as i32)
-    }
-
-    /// The server's memory cgroup limit in force, if any.
-    pub fn memory_limit_bytes(&self) -> Option<u64> {
-        self.cgroup.as_ref().and_then(ServerCgroup::limit_bytes)
-    }
-
-    /// The most memory the server's cgroup has held, if it has one.
-    pub fn memory_peak_bytes(&self) -> Option<u64> {
-        self.cgroup.as_ref().and_then(ServerCgroup::peak_bytes)
     }
 
     /// Where the cluster lives.
@@ -399,41 +397,24 @@ fn install_tls_files(
     cert: &Path,
     key: &Path,
     owner: Option<(u32, u32)>,
-) -> Result<(), EngineError> {
+) -> Result<(), ClusterError> {
     use std::os::unix::fs::PermissionsExt;
     for (from, name) in [(cert, "server.crt"), (key, "server.key")] {
         let to = root.join(name);
         std::fs::copy(from, &to)
-            .map_err(|e| EngineError::io("cannot copy a TLS file into the cluster", from, e))?;
+            .map_err(|e| ClusterError::io("cannot copy a TLS file into the cluster", from, e))?;
         std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| EngineError::io("cannot set the mode of a TLS file", &to, e))?;
+            .map_err(|e| ClusterError::io("cannot set the mode of a TLS file", &to, e))?;
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::chown(&to, Some(uid), Some(gid))
-                .map_err(|e| EngineError::io("cannot give a TLS file to the server user", &to, e))?;
+                .map_err(|e| ClusterError::io("cannot give a TLS file to the server user", &to, e))?;
         }
     }
     Ok(())
 }
 
-/// The current children of `pid`.
-fn children(pid: i32) -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
-    tasks
-        .flatten()
-        .flat_map(|t| {
-            std::fs::read_to_string(t.path().join("children"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect::<Vec<i32>>()
-        })
-        .collect()
-}
-
 impl Drop for Cluster {
     fn drop(&mut self) {
         self.shutdown();
-        // After the server's processes are gone, so the cgroup is empty when removed.
-        drop(self.cgroup.take());
     }
 }
