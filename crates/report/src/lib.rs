@@ -3,40 +3,26 @@
 //! either as terminal text, markdown, csv, json or one self-contained HTML page with SVG charts.
 
 pub mod catalogue;
-pub mod charts;
 pub mod compare;
-pub mod dimension;
-pub mod doc;
 pub mod envdiff;
-pub mod escape;
-pub mod flat;
-pub mod formats;
 pub mod history;
-pub mod html;
-pub mod itemlayout;
-pub mod items;
-pub mod layout;
 pub mod model;
 pub mod overall;
 pub mod profile;
 pub mod quality;
-pub mod ramps;
-pub mod runareas;
-pub mod runcharts;
+pub mod render;
+pub mod run;
 pub mod runlayout;
-pub mod runreport;
-pub mod runview;
-pub mod runview_json;
-pub mod runview_latency;
-pub mod summary;
-pub mod units;
-pub mod verdicts;
+
+pub use compare::{charts, dimension, flat, formats, item_layout, items, layout, ramps, summary, verdicts};
+pub use render::{doc, escape, html, units};
+pub use run::{areas as runareas, json as runview_json, report as runreport, view as runview};
 
 pub use catalogue::{Catalogue, EngineEntry, EngineFacts};
-pub use compare::{compare, CompareError, CompareOptions, Comparison};
+pub use compare::comparison::{compare, CompareError, CompareOptions, Comparison};
 pub use layout::View;
 pub use model::{Metric, Scope, Side, Verdict};
-pub use runreport::{run_report, RunReport};
+pub use run::report::{run_report, RunReport};
 
 /// Terminal text of a comparison.
 pub fn compare_text(c: &Comparison, view: View) -> String {
@@ -84,15 +70,3 @@ fn title_of(b: &doc::Block) -> String {
 }
 
 pub mod synth;
-
-#[cfg(test)]
-mod tests;
-
-#[cfg(test)]
-mod trust_tests;
-
-#[cfg(test)]
-mod runview_tests;
-
-#[cfg(test)]
-mod items_tests;

@@ -162,7 +162,7 @@ impl Side {
         if let Some(store) = &self.scope.store {
             s.push_str(&format!(" (in {store})"));
         }
-        crate::escape::escape_control(&s)
+        crate::render::escape::escape_control(&s)
     }
 
     /// Whether the run did not finish every cell (partial, interrupted or still running).
@@ -199,7 +199,7 @@ impl SideInfo {
         if self.label.is_empty() {
             format!("run {}", self.run_id)
         } else {
-            crate::escape::escape_control(&format!("run {} '{}'", self.run_id, self.label))
+            crate::render::escape::escape_control(&format!("run {} '{}'", self.run_id, self.label))
         }
     }
 

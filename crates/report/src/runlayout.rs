@@ -1,12 +1,12 @@
 //! Lays out a one-run report: header, per workload a table of medians and spread over
 //! repetitions (throughput, CPU per unit total/kernel/user), then the environment.
 
-use crate::doc::{Block, Cell, Grid, Tone};
-use crate::layout::side_line;
+use crate::compare::layout::side_line;
 use crate::model::{outlier_note, qos_note, shown, Metric};
 use crate::quality::{exclusivity_line, noisy_legend, noisy_lines, noisy_note, BELOW_RES, NOISY_MARK};
-use crate::runreport::{RunReport, RunRow, RunTable};
-use crate::units::{num, unit_view};
+use crate::render::doc::{Block, Cell, Grid, Tone};
+use crate::render::units::{num, unit_view};
+use crate::run::report::{RunReport, RunRow, RunTable};
 
 fn header(t: &RunTable) -> Vec<String> {
     let u = unit_view(t.unit);

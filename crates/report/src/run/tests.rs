@@ -2,7 +2,7 @@
 //! settings, failures) and of `show`'s text, on synthetic runs built in code.
 
 use crate::model::Side;
-use crate::runreport::{RampPoint, RunReport};
+use crate::run::report::{RampPoint, RunReport};
 use crate::synth::{synthetic_side, Shape};
 use crate::{run_report, show_text};
 use racehorse_core::{CellStatus, Profile, ProfileEntry, Value, WorkUnit};
@@ -315,14 +315,14 @@ fn show_lists_latency_percentiles_per_point_and_operation() {
         c.latencies = vec![racehorse_core::OpStats { op: "read".into(), latency: h }];
     }
     let r = report(&side);
-    let plain = crate::runview::show_text_with(&r, &side.cells, Default::default());
+    let plain = crate::run::view::show_text_with(&r, &side.cells, Default::default());
     assert!(plain.contains("latency percentiles of 1 operation(s) are stored: show --latency"), "{plain}");
-    let opts = crate::runview::ShowOptions { reps: false, latency: true };
-    let text = crate::runview::show_text_with(&r, &side.cells, opts);
+    let opts = crate::run::view::ShowOptions { reps: false, latency: true };
+    let text = crate::run::view::show_text_with(&r, &side.cells, opts);
     assert!(text.contains("#  operation  count     p50     p90     p99     max"), "{text}");
     assert!(text.contains("1  read         300  10.0µs  10.0µs  10.0µs  2.00ms\n2  read"), "{text}");
     let json: serde_json::Value =
-        serde_json::from_str(&crate::runview_json::show_json(&r, &side.cells)).expect("json");
+        serde_json::from_str(&crate::run::json::show_json(&r, &side.cells)).expect("json");
     assert_eq!(json["format"], "racehorse-show");
     let point = &json["tables"][0]["points"][0];
     assert_eq!(point["params"], serde_json::json!({"clients": 1}), "varying parameters only");

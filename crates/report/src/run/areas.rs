@@ -3,10 +3,10 @@
 //! many points it measured, and the range of the points' medians of throughput and of total
 //! CPU per unit. A tour reads its result off one table; the full tables come before it.
 
-use crate::doc::Table;
 use crate::model::Metric;
-use crate::runreport::{RunReport, RunRow, RunTable};
-use crate::units::{num, unit_view};
+use crate::render::doc::Table;
+use crate::render::units::{num, unit_view};
+use crate::run::report::{RunReport, RunRow, RunTable};
 
 /// The table as text, or None when the run covers fewer than two areas (then the workload's
 /// own table already says it all).
@@ -67,7 +67,7 @@ fn range(t: &RunTable, m: Metric, scale: f64, label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runreport::run_report;
+    use crate::run::report::run_report;
     use crate::synth::{synthetic_side, Shape};
 
     fn area(w: &str) -> String {

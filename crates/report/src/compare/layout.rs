@@ -2,12 +2,12 @@
 //! per workload (ratios scaled to base, gains with + = better, significance), unmatched
 //! points and the environment diff. Charts are added by the HTML renderer's caller.
 
-use crate::compare::{Comparison, MetricCompare, Row, WorkloadTable};
-use crate::doc::{Block, Cell, Grid, Tone};
+use crate::compare::comparison::{Comparison, MetricCompare, Row, WorkloadTable};
+use crate::compare::summary::range_text;
 use crate::model::{outlier_note, qos_note, shown, Metric, SideInfo};
 use crate::quality::{exclusivity_line, noisy_legend, noisy_note, BELOW_RES, NOISY_MARK};
-use crate::summary::range_text;
-use crate::units::{date, num, pct, ratio, unit_view};
+use crate::render::doc::{Block, Cell, Grid, Tone};
+use crate::render::units::{date, num, pct, ratio, unit_view};
 
 /// What the tables show beyond ratios.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -196,7 +196,7 @@ pub fn noisy_lines(t: &WorkloadTable, side: usize) -> Vec<Block> {
 }
 
 /// The points column of the summary: `6 (without clients=1; 2 noisy left out)`.
-fn points_text(s: &crate::summary::SummaryRow) -> String {
+fn points_text(s: &crate::compare::summary::SummaryRow) -> String {
     let mut why: Vec<String> = s.ramp_up_excluded.iter().map(|x| format!("without {x}")).collect();
     if s.noisy_points > 0 {
         why.push(format!("{} noisy left out", s.noisy_points));
@@ -318,16 +318,17 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
     doc.push(Block::Table(area_grid(c)));
     overall_lines(c, &mut doc);
     for t in &c.tables {
-        let areas: Vec<String> = crate::summary::rows_by_area(t).into_iter().map(|(a, _)| a).collect();
+        let areas: Vec<String> =
+            crate::compare::summary::rows_by_area(t).into_iter().map(|(a, _)| a).collect();
         doc.push(Block::Heading(2, format!("{} — {}", t.title(), areas.join(", "))));
         for side in 0..c.news.len() {
             doc.push(Block::Table(workload_grid(c, t, side, view)));
             doc.extend(noisy_lines(t, side));
-            doc.extend(crate::itemlayout::item_blocks(c, t, side, view));
+            doc.extend(crate::compare::item_layout::item_blocks(c, t, side, view));
         }
         doc.extend(chart(t).into_iter().map(Block::Chart));
     }
-    doc.extend(crate::itemlayout::ramp_blocks(c));
+    doc.extend(crate::compare::item_layout::ramp_blocks(c));
     unmatched(c, &mut doc);
     env_section(c, &mut doc);
     doc
@@ -335,7 +336,7 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
 
 /// How many points are significant, noisy and below resolution — always all three, so that
 /// a reader sees what was left unjudged — and how many have an outlier repetition.
-pub fn headline(v: &crate::verdicts::SideVerdicts) -> String {
+pub fn headline(v: &crate::compare::verdicts::SideVerdicts) -> String {
     let mut s = format!(
         "{} of {} points significant, {} noisy, {} below resolution",
         v.significant, v.points, v.noisy, v.below_resolution

@@ -2,7 +2,7 @@
 //! test (matched point × metric) of one new side, so that many points do not produce `*` by
 //! chance, and the counts the summary states (significant, noisy, below resolution).
 
-use crate::compare::{Comparison, MetricCompare, WorkloadTable};
+use crate::compare::comparison::{Comparison, MetricCompare, WorkloadTable};
 use racehorse_stats::benjamini_hochberg;
 use serde::Serialize;
 
@@ -151,7 +151,7 @@ pub fn regressions(c: &Comparison, min_pct: f64) -> Vec<Regression> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{compare, CompareOptions};
+    use crate::compare::comparison::{compare, CompareOptions};
     use crate::synth::{synthetic_side, Shape};
 
     fn against(speed: f64, cpu_cost: f64) -> Comparison {

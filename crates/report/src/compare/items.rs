@@ -7,7 +7,7 @@
 //! Benjamini–Hochberg correction over the items of one new side (a family of its own, so that
 //! many latencies do not dilute the metrics' tests).
 
-use crate::compare::{metric_compare, CompareOptions, MetricCompare, WorkloadTable};
+use crate::compare::comparison::{metric_compare, CompareOptions, MetricCompare, WorkloadTable};
 use crate::model::{Group, Metric};
 use racehorse_core::figure::{figure_of, Source};
 use racehorse_core::{CellResult, Direction, Figure};
@@ -229,7 +229,7 @@ pub fn correct_items(tables: &mut [WorkloadTable], sides: usize, alpha: f64) {
             .filter_map(|r| r.sides.get_mut(side)?.as_mut())
             .flat_map(|c| c.items.iter_mut().map(|i| &mut i.cmp))
             .collect();
-        crate::verdicts::correct_family(items, alpha);
+        crate::compare::verdicts::correct_family(items, alpha);
     }
 }
 

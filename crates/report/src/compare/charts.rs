@@ -5,15 +5,15 @@
 //! workload the latency percentiles and the engines' own figures. Only resolved, finite
 //! figures reach a chart, so they alone set its axes; noisy points are drawn pale, not judged.
 
-use crate::compare::{Comparison, MetricCompare, WorkloadTable};
-use crate::items::{has_items, ItemKind};
+use crate::compare::comparison::{Comparison, MetricCompare, WorkloadTable};
+use crate::compare::items::{has_items, ItemKind};
 use crate::model::{load_axis, params_label, Metric};
-use crate::units::unit_view;
+use crate::render::units::unit_view;
 use racehorse_chart::{Bar, BarChart, LineChart, Series, StackBar, StackGroup, StackedBarChart};
 use racehorse_core::{Params, Value};
 use std::collections::BTreeMap;
 
-pub use crate::runcharts::run_charts;
+pub use crate::run::charts::run_charts;
 
 /// Bar charts show at most this many points; more would be unreadable.
 pub const MAX_BARS: usize = 48;
@@ -232,7 +232,7 @@ fn latency_scaling(c: &Comparison, t: &WorkloadTable) -> Option<String> {
             }
         }
     }
-    let (unit, scale) = crate::itemlayout::latency_unit(max_ns);
+    let (unit, scale) = crate::compare::item_layout::latency_unit(max_ns);
     for row in &t.rows {
         let Some((x, key)) = split_load(&row.params, &axis, &t.columns) else { continue };
         for (side, cell) in row.sides.iter().enumerate() {
@@ -358,7 +358,7 @@ pub fn compare_charts(c: &Comparison, t: &WorkloadTable) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{compare, CompareOptions};
+    use crate::compare::comparison::{compare, CompareOptions};
     use crate::synth::{synthetic_side, Shape};
 
     /// seed 000's relative-performance chart: one line per CPU count over the load axis.

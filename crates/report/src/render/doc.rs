@@ -1,7 +1,7 @@
 //! A small document model (headings, paragraphs, tables, charts) that every human renderer
 //! shares: the layout is built once, and text, markdown and HTML only differ in syntax.
 
-use crate::escape::{escape_control, escape_lines};
+use crate::render::escape::{escape_control, escape_lines};
 
 /// How a table cell should look where the renderer can show it (HTML colours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

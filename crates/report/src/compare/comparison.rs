@@ -1,17 +1,17 @@
 //! Matching cells of a base side with one or more new sides and comparing every metric:
 //! means, ratio new/base ("scaled to base"), gain in % (+ is better), CI and significance
 //! (gated by noisy repetitions and figures below resolution, corrected over all the tests of
-//! one new side in [`crate::verdicts`]).
+//! one new side in [`crate::compare::verdicts`]).
 
 use crate::catalogue::EngineFacts;
+use crate::compare::summary::{by_area, overall, summarise, AreaSummary, Overall, SummaryRow};
+use crate::compare::verdicts::{correct, count_verdicts, SideVerdicts};
 use crate::envdiff::{env_diff, EnvDelta};
 use crate::model::{
     group_cells, params_label, split_params, Group, GroupKey, Metric, Side, SideInfo, Verdict,
 };
 use crate::overall::overall_cells;
 use crate::quality::NoisyRep;
-use crate::summary::{by_area, overall, summarise, AreaSummary, Overall, SummaryRow};
-use crate::verdicts::{correct, count_verdicts, SideVerdicts};
 use racehorse_core::{Figure, Params, WorkUnit};
 use racehorse_stats::{noisy, ratio_ci, ratio_p_value, CiMethod, RatioCi, Summary};
 use std::collections::{BTreeMap, BTreeSet};
@@ -109,7 +109,7 @@ pub struct SideCell {
     pub qos_failed_reps: Vec<u32>,
     /// Latency percentiles per operation and the engine's own figures (analytics' queries,
     /// paging's CPU per page moved …), compared like the metrics.
-    pub items: Vec<crate::items::ItemCompare>,
+    pub items: Vec<crate::compare::items::ItemCompare>,
 }
 
 impl SideCell {
@@ -188,7 +188,7 @@ pub struct Comparison {
     pub only_base: Vec<String>,
     pub only_new: Vec<Vec<String>>,
     /// Load ramps (re-aim's users): the highest load each side reached, per new side.
-    pub ramps: Vec<crate::ramps::RampCompare>,
+    pub ramps: Vec<crate::compare::ramps::RampCompare>,
 }
 
 /// Why two sides cannot be compared.
@@ -240,14 +240,14 @@ pub fn compare<'s>(
                 new_name: s.name(),
                 base: describe(&base_groups),
                 new: describe(g),
-                hint: crate::dimension::hint_for_nothing_in_common(&base_groups, g),
+                hint: crate::compare::dimension::hint_for_nothing_in_common(&base_groups, g),
             });
         }
     }
     let mut tables = build_tables(&base_groups, &new_groups, opts, engines);
     correct(&mut tables, news.len(), 1.0 - opts.level);
-    crate::items::correct_items(&mut tables, news.len(), 1.0 - opts.level);
-    let ramps = crate::ramps::compare_ramps(&base_groups, &new_groups);
+    crate::compare::items::correct_items(&mut tables, news.len(), 1.0 - opts.level);
+    let ramps = crate::compare::ramps::compare_ramps(&base_groups, &new_groups);
     let verdicts = count_verdicts(&tables, news.len());
     let summary = summarise(&tables, news.len());
     let overall = overall(&tables, news.len());
@@ -427,7 +427,7 @@ fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions, figures: 
             mc
         })
         .collect();
-    let items = crate::items::item_compares(base, new, noisy_window, opts, figures);
+    let items = crate::compare::items::item_compares(base, new, noisy_window, opts, figures);
     SideCell {
         metrics,
         not_ok: new.not_ok,
@@ -439,7 +439,7 @@ fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions, figures: 
 }
 
 /// Compares one metric's repetitions as a single test: `significant` is the interval's own
-/// verdict until [`crate::verdicts::correct`] replaces it with the corrected one.
+/// verdict until [`crate::compare::verdicts::correct`] replaces it with the corrected one.
 pub fn metric_compare(metric: Metric, base: &[f64], new: &[f64], opts: &CompareOptions) -> MetricCompare {
     let b = Summary::of(base);
     let n = Summary::of(new);

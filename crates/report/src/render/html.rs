@@ -2,7 +2,7 @@
 //! scripts, a content-security policy that forbids loading anything, and every string
 //! from the store escaped.
 
-use crate::doc::{Block, Grid};
+use crate::render::doc::{Block, Grid};
 use racehorse_chart::escape;
 
 const STYLE: &str = "
@@ -95,7 +95,7 @@ pub fn page(title: &str, blocks: &[Block]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doc::{Cell, Tone};
+    use crate::render::doc::{Cell, Tone};
 
     #[test]
     fn page_escapes_everything_from_the_store() {

@@ -5,7 +5,7 @@
 //! below resolution are left out of every range and mean, and counted instead. Each row names
 //! its workload and the parameters that tell it from the other rows of the same workload.
 
-use crate::compare::{Row, WorkloadTable};
+use crate::compare::comparison::{Row, WorkloadTable};
 use crate::model::{load_axis, shown, value_cmp, Metric, Verdict};
 use racehorse_core::Value;
 use racehorse_stats::{geomean, range};
@@ -222,7 +222,7 @@ fn distinguishing(parts: &[Part<'_>]) -> Vec<String> {
             let fixed: Vec<&str> = differing.iter().copied().filter(|t| !t.contains(',')).collect();
             let label = if fixed.is_empty() { differing } else { fixed };
             if label.is_empty() {
-                format!("in {}", crate::units::unit_view(parts[i].table.unit).tput_label)
+                format!("in {}", crate::render::units::unit_view(parts[i].table.unit).tput_label)
             } else {
                 label.join(" ")
             }

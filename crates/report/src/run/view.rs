@@ -4,14 +4,14 @@
 //! repetition), the legend of its marks, load ramps, the engines' own figures and profiles;
 //! then the failed cells.
 
-use crate::doc::Table;
-use crate::escape::{escape_control, escape_lines};
 use crate::model::{params_label, qos_note, shown, split_params, Metric, SideInfo};
 use crate::profile::profile_text;
 use crate::quality::{exclusivity_line, noisy_legend, noisy_lines, BELOW_RES, NOISY_MARK};
-use crate::runreport::{Ramp, RunReport, RunRow, RunTable};
-use crate::runview_latency::{latency_table, point_latencies, OpLatency};
-use crate::units::{date, num, unit_view, UnitView};
+use crate::render::doc::Table;
+use crate::render::escape::{escape_control, escape_lines};
+use crate::render::units::{date, num, unit_view, UnitView};
+use crate::run::latency::{latency_table, point_latencies, OpLatency};
+use crate::run::report::{Ramp, RunReport, RunRow, RunTable};
 use racehorse_core::{CellResult, WorkUnit};
 use std::collections::BTreeSet;
 

@@ -3,7 +3,7 @@
 //! per-repetition p99s), as a compact table under each workload's table (`show --latency`)
 //! and in `show --json`.
 
-use crate::doc::Table;
+use crate::render::doc::Table;
 use racehorse_core::{CellResult, CellStatus, LatencyHistogram, Params};
 use serde::Serialize;
 

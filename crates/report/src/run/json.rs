@@ -3,8 +3,8 @@
 //! parameters and every measured point with medians, spread, marks and latency percentiles.
 
 use crate::model::Metric;
-use crate::runreport::{RunReport, RunRow, RunTable};
-use crate::runview_latency::point_latencies;
+use crate::run::latency::point_latencies;
+use crate::run::report::{RunReport, RunRow, RunTable};
 use racehorse_core::{CellResult, Params};
 use racehorse_stats::Summary;
 use serde_json::{json, Value as Json};
