@@ -19,8 +19,9 @@ pub use render::{doc, escape, html, units};
 pub use run::{areas as runareas, json as runview_json, report as runreport, view as runview};
 
 pub use catalogue::{Catalogue, EngineEntry, EngineFacts};
-pub use compare::comparison::{compare, CompareError, CompareOptions, Comparison};
-pub use layout::View;
+pub use compare::cell::View;
+pub use compare::comparison::{compare, CompareError, Comparison};
+pub use compare::metric::CompareOptions;
 pub use model::{Metric, Scope, Side, Verdict};
 pub use run::report::{run_report, RunReport};
 
@@ -58,7 +59,7 @@ pub fn show_text(r: &RunReport, reps: bool) -> String {
 
 /// Self-contained HTML of a one-run report, with charts.
 pub fn run_html(r: &RunReport) -> String {
-    let blocks = runlayout::run_doc(r, &charts::run_charts);
+    let blocks = runlayout::run_doc(r, &run::charts::run_charts);
     html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
 }
 

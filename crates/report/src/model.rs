@@ -78,6 +78,14 @@ impl Metric {
         }
     }
 
+    /// The name under which the metric's figure is listed in `CellQuality::below_resolution`.
+    pub fn resolution_name(self) -> &'static str {
+        match self {
+            Metric::Throughput => racehorse_core::quality::THROUGHPUT,
+            _ => racehorse_core::quality::CPU,
+        }
+    }
+
     /// Signed change in percent such that `+` always reads as better: throughput gain, or
     /// CPU-per-unit savings.
     pub fn gain_pct(self, ratio: f64) -> f64 {
@@ -262,9 +270,11 @@ impl Group<'_> {
         crate::quality::noisy_reps(&self.ok)
     }
 
-    /// Whether any ok repetition has the metric's figure below its resolution.
+    /// Whether any ok repetition has the metric's figure below its resolution: then the
+    /// point's figure is not shown, as the others alone would be a biased choice.
     pub fn below(&self, m: Metric) -> bool {
-        crate::quality::below(&self.ok, m)
+        let name = m.resolution_name();
+        self.ok.iter().any(|c| c.quality.below(name))
     }
 
     /// Finite values of a metric over the ok repetitions.
@@ -418,6 +428,18 @@ pub const LOAD_AXES: [&str; 10] = [
 /// The load axis among `names`, if any.
 pub fn load_axis(names: &[String]) -> Option<String> {
     LOAD_AXES.iter().find(|a| names.iter().any(|n| n == *a)).map(|a| a.to_string())
+}
+
+/// Every load axis counts (clients, threads, connections …): charts draw it on a log2 axis.
+pub fn x_log2(axis: &str) -> bool {
+    LOAD_AXES.contains(&axis)
+}
+
+/// Splits parameters into the load axis value and the rest (a chart's series key).
+pub fn split_load(p: &Params, axis: &str, columns: &[String]) -> Option<(f64, String)> {
+    let x = p.get(axis).and_then(Value::as_f64)?;
+    let others: Vec<String> = columns.iter().filter(|c| c.as_str() != axis).cloned().collect();
+    Some((x, params_label(p, &others)))
 }
 
 /// The repetitions among `cells` whose quality of service failed (`qos_held` = 0).

@@ -2,9 +2,10 @@
 //! point and operation (ratios, lower is better, so + = shorter), the engines' own figures
 //! per point, and the load ramps' highest load reached.
 
-use crate::compare::comparison::{Comparison, Row, WorkloadTable};
-use crate::compare::items::{has_items, ItemCompare, ItemKind, PERCENTILES};
-use crate::compare::layout::{metric_cell, View};
+use crate::compare::cell::{metric_cell, View};
+use crate::compare::comparison::Comparison;
+use crate::compare::items::{ItemCompare, ItemKind, PERCENTILES};
+use crate::compare::table::{has_items, Row, WorkloadTable};
 use crate::model::shown;
 use crate::render::doc::{Block, Cell, Grid, Tone};
 use crate::render::units::{num, pct};

@@ -5,8 +5,9 @@
 
 use crate::catalogue::{Catalogue, EngineEntry, EngineFacts};
 use crate::compare::charts::compare_charts;
-use crate::compare::comparison::{compare, CompareOptions, Comparison};
+use crate::compare::comparison::{compare, Comparison};
 use crate::compare::items::ItemKind;
+use crate::compare::metric::CompareOptions;
 use crate::model::Side;
 use crate::synth::{run_info, synthetic_side, Shape};
 use crate::{compare_text, View};

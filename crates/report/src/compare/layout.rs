@@ -2,21 +2,15 @@
 //! per workload (ratios scaled to base, gains with + = better, significance), unmatched
 //! points and the environment diff. Charts are added by the HTML renderer's caller.
 
-use crate::compare::comparison::{Comparison, MetricCompare, Row, WorkloadTable};
+use crate::compare::cell::{ci_cell, metric_cell, View};
+use crate::compare::comparison::Comparison;
+use crate::compare::metric::MetricCompare;
 use crate::compare::summary::range_text;
+use crate::compare::table::{Row, WorkloadTable};
 use crate::model::{outlier_note, qos_note, shown, Metric, SideInfo};
 use crate::quality::{exclusivity_line, noisy_legend, noisy_note, BELOW_RES, NOISY_MARK};
 use crate::render::doc::{Block, Cell, Grid, Tone};
-use crate::render::units::{date, num, pct, ratio, unit_view};
-
-/// What the tables show beyond ratios.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct View {
-    /// Base and new means in display units.
-    pub absolute: bool,
-    /// The confidence interval of each ratio.
-    pub ci: bool,
-}
+use crate::render::units::{date, num, pct, unit_view};
 
 pub fn side_line(role: &str, s: &SideInfo) -> String {
     format!(
@@ -56,39 +50,6 @@ fn any_qos_failed(c: &Comparison) -> bool {
     c.tables.iter().flat_map(|t| &t.rows).any(|r| {
         !r.base_qos_failed_reps.is_empty() || r.sides.iter().flatten().any(|s| !s.qos_failed_reps.is_empty())
     })
-}
-
-/// The text of one metric cell: `1.12 +12.0%*~`, and its tone.
-pub fn metric_cell(m: &MetricCompare) -> Cell {
-    if m.below_resolution {
-        return Cell::toned(BELOW_RES, Tone::Muted);
-    }
-    let Some(r) = m.ratio else { return Cell::toned("n/a", Tone::Muted) };
-    let mut s = format!("{} {}", ratio(r), pct(m.gain_pct.unwrap_or(f64::NAN)));
-    if m.significant == Some(true) {
-        s.push('*');
-    }
-    if m.noisy {
-        s.push('~');
-    }
-    if m.noisy_window {
-        s.push(NOISY_MARK);
-    }
-    let tone = match (m.significant, m.verdict) {
-        _ if m.noisy_window => Tone::Muted,
-        (Some(true), Some(crate::model::Verdict::Better)) => Tone::Better,
-        (Some(true), Some(crate::model::Verdict::Worse)) => Tone::Worse,
-        (Some(_), _) => Tone::Muted,
-        _ => Tone::Plain,
-    };
-    Cell::toned(s, tone)
-}
-
-fn ci_cell(m: &MetricCompare) -> Cell {
-    match m.ci {
-        Some(ci) => Cell::plain(format!("[{}, {}]", ratio(ci.lo), ratio(ci.hi))),
-        None => Cell::toned("n/a", Tone::Muted),
-    }
 }
 
 /// Display value of a metric mean: throughput or CPU per unit in the table's units.

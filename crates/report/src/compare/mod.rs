@@ -3,16 +3,20 @@
 //! ramps, `compare --by`, and the comparison as a document (text, markdown, HTML with charts)
 //! and as machine formats (json, csv).
 
+pub mod cell;
 pub mod charts;
 pub mod comparison;
 pub mod dimension;
 pub mod flat;
 pub mod formats;
+pub mod gate;
 pub mod item_layout;
 pub mod items;
 pub mod layout;
+pub mod metric;
 pub mod ramps;
 pub mod summary;
+pub mod table;
 pub mod verdicts;
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! below resolution are left out of every range and mean, and counted instead. Each row names
 //! its workload and the parameters that tell it from the other rows of the same workload.
 
-use crate::compare::comparison::{Row, WorkloadTable};
+use crate::compare::table::{Row, WorkloadTable};
 use crate::model::{load_axis, shown, value_cmp, Metric, Verdict};
 use racehorse_core::Value;
 use racehorse_stats::{geomean, range};

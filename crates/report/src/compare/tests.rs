@@ -1,7 +1,8 @@
 //! Tests of the comparison model and its renderers on synthetic runs.
 
-use crate::compare::comparison::{compare, CompareError, CompareOptions};
-use crate::compare::layout::View;
+use crate::compare::cell::View;
+use crate::compare::comparison::{compare, CompareError};
+use crate::compare::metric::CompareOptions;
 use crate::model::{Metric, Verdict};
 use crate::synth::{synthetic_side, Shape};
 use crate::{compare_html, compare_markdown, compare_text, formats, run_html, run_report, run_text};

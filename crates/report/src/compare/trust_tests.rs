@@ -3,8 +3,9 @@
 //! resolution never show as numbers (text, markdown, html, charts), cold first repetitions
 //! are outliers, and the exclusivity warnings and outside CPU reach every report.
 
-use crate::compare::comparison::{compare, CompareOptions, Comparison};
-use crate::compare::layout::View;
+use crate::compare::cell::View;
+use crate::compare::comparison::{compare, Comparison};
+use crate::compare::metric::CompareOptions;
 use crate::model::{Metric, Side};
 use crate::synth::{synthetic_side, Shape};
 use crate::{compare_html, compare_markdown, compare_text, run_html, run_report, run_text};
