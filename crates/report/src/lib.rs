@@ -12,7 +12,6 @@ pub mod profile;
 pub mod quality;
 pub mod render;
 pub mod run;
-pub mod runlayout;
 
 pub use compare::{charts, dimension, flat, formats, item_layout, items, layout, ramps, summary, verdicts};
 pub use render::{doc, escape, html, units};
@@ -24,6 +23,7 @@ pub use compare::comparison::{compare, CompareError, Comparison};
 pub use compare::metric::CompareOptions;
 pub use model::{Metric, Scope, Side, Verdict};
 pub use run::report::{run_report, RunReport};
+pub use run::view::ShowOptions;
 
 /// Terminal text of a comparison.
 pub fn compare_text(c: &Comparison, view: View) -> String {
@@ -41,25 +41,32 @@ pub fn compare_html(c: &Comparison, view: View) -> String {
     html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
 }
 
-/// Terminal text of a one-run report.
+/// Terminal text of a one-run report (`report RUN --format text`): `show`'s document under a
+/// title, with phased workloads' summed points and the environment.
 pub fn run_text(r: &RunReport) -> String {
-    doc::to_text(&runlayout::run_doc(r, &|_| Vec::new()))
+    doc::to_text(&run::view::report_blocks(r, &|_| Vec::new()))
 }
 
 /// Markdown of a one-run report.
 pub fn run_markdown(r: &RunReport) -> String {
-    doc::to_markdown(&runlayout::run_doc(r, &|_| Vec::new()))
+    doc::to_markdown(&run::view::report_blocks(r, &|_| Vec::new()))
 }
 
 /// Terminal text of one run as `racehorse show` prints it: every point in the order it ran,
 /// with `reps` a line per repetition.
 pub fn show_text(r: &RunReport, reps: bool) -> String {
-    runview::show_text(r, reps)
+    show_text_with(r, ShowOptions { reps, latency: false })
+}
+
+/// Terminal text of one run as `racehorse show` prints it with `opts`. Every label,
+/// parameter, variant name and error text has its control characters escaped.
+pub fn show_text_with(r: &RunReport, opts: ShowOptions) -> String {
+    doc::to_text(&run::view::show_blocks(r, opts))
 }
 
 /// Self-contained HTML of a one-run report, with charts.
 pub fn run_html(r: &RunReport) -> String {
-    let blocks = runlayout::run_doc(r, &run::charts::run_charts);
+    let blocks = run::view::report_blocks(r, &run::charts::run_charts);
     html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
 }
 

@@ -1,18 +1,21 @@
-//! `racehorse show RUN`: the one-run model ([`RunReport`]) as terminal text. Per workload and
-//! unit, a table of every measured point in the order it ran (variant, parameters, medians
-//! over repetitions, the workload's and racehorse's own CPU; with `--reps` a line per
-//! repetition), the legend of its marks, load ramps, the engines' own figures and profiles;
-//! then the failed cells.
+//! The one document of a run ([`RunReport`]), which `racehorse show RUN` prints and
+//! `racehorse report RUN` renders as text, markdown or HTML. Per workload and unit, a table of
+//! every measured point in the order it ran (variant, parameters, medians over repetitions,
+//! the workload's and racehorse's own CPU; with `--reps` a line per repetition), the legend of
+//! its marks, latencies, load ramps, pacing, the engines' own figures and profiles; then the
+//! failed cells. The report's document is `show`'s with a title, the summed `overall` points
+//! of phased workloads, charts (HTML) and the environment added.
 
 use crate::model::{params_label, qos_note, shown, split_params, Metric, SideInfo};
 use crate::profile::profile_text;
 use crate::quality::{exclusivity_line, noisy_legend, noisy_lines, BELOW_RES, NOISY_MARK};
-use crate::render::doc::Table;
-use crate::render::escape::{escape_control, escape_lines};
+use crate::render::doc::{Block, Cell, Grid, Tone};
+use crate::render::escape::escape_control;
 use crate::render::units::{date, num, unit_view, UnitView};
-use crate::run::latency::{latency_table, point_latencies, OpLatency};
+use crate::run::areas::areas_grid;
+use crate::run::latency::{latency_grid, OpLatency};
 use crate::run::report::{Ramp, RunReport, RunRow, RunTable};
-use racehorse_core::{CellResult, WorkUnit};
+use racehorse_core::WorkUnit;
 use std::collections::BTreeSet;
 
 /// Images and symbols listed per profiled point.
@@ -30,11 +33,37 @@ const MARKS_LEGEND: &str = "n? = noisy: other processes used the CPU during a re
      outlier #n = a repetition whose throughput lies far from the others' median (kept in every figure);\n\
      QoS failed #n = a paced repetition that missed its latency limit or rate floor (kept; see pace #).";
 
-/// The measured points of one workload and unit over every variant, in the order they ran.
+/// What the report says of its figures, after the tables.
+const CPU_PER_UNIT: &str =
+    "CPU per unit of work is system-wide CPU (user + kernel) over the measured window \
+     divided by the units of work; wl cpu s is the workload's own processes' CPU seconds per window, \
+     harness % racehorse's own CPU in % of the window.";
+
+/// The caption of the report's table of summed points.
+const OVERALL_CAPTION: &str = "overall: the phases of each repetition summed (seed 001's overall results)";
+
+/// Widest line of a table `show` aims for on a terminal; the fixed parameters wrap at it.
+pub const SHOW_WIDTH: usize = 100;
+
+/// What `racehorse show` adds to the tables.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShowOptions {
+    /// A line per repetition under each point.
+    pub reps: bool,
+    /// A table of latency percentiles per point and operation under each workload's table.
+    pub latency: bool,
+}
+
+/// Charts of one workload's table (HTML only), added after its table in the report.
+pub type Charts<'a> = &'a dyn Fn(&RunTable) -> Vec<String>;
+
+/// The measured points of one workload and unit over every variant, in the order they ran;
+/// in the report also its summed points.
 struct Section<'a> {
     workload: &'a str,
     unit: WorkUnit,
     rows: Vec<(&'a RunTable, &'a RunRow)>,
+    summed: Vec<(&'a RunTable, &'a RunRow)>,
 }
 
 impl Section<'_> {
@@ -55,58 +84,68 @@ impl Section<'_> {
     fn many_variants(&self) -> bool {
         self.rows.iter().any(|(t, _)| t.variant != self.rows[0].0.variant)
     }
+
+    /// The model's tables of this section (one per variant).
+    fn tables<'r>(&self, r: &'r RunReport) -> Vec<&'r RunTable> {
+        r.tables.iter().filter(|t| t.workload == self.workload && t.unit == self.unit).collect()
+    }
 }
 
-/// What `racehorse show` adds to the tables.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ShowOptions {
-    /// A line per repetition under each point.
-    pub reps: bool,
-    /// A table of latency percentiles per point and operation under each workload's table.
-    pub latency: bool,
+/// The document `racehorse show` prints.
+pub fn show_blocks(r: &RunReport, opts: ShowOptions) -> Vec<Block> {
+    body(r, opts, None)
 }
 
-/// Widest line of a table `show` aims for on a terminal; the fixed parameters wrap at it.
-pub const SHOW_WIDTH: usize = 100;
-
-/// The whole run as `racehorse show` prints it; `reps` adds a line per repetition.
-pub fn show_text(r: &RunReport, reps: bool) -> String {
-    show_text_with(r, &[], ShowOptions { reps, latency: false })
+/// The document of `racehorse report RUN`: `show`'s (without repetitions or latency tables)
+/// under a title, with each phased workload's summed points, `chart`'s charts after each
+/// workload's table, then the area of each workload, what CPU per unit is, and the
+/// environment.
+pub fn report_blocks(r: &RunReport, chart: Charts) -> Vec<Block> {
+    let mut doc = vec![Block::Heading(1, format!("racehorse report: {}", r.side.name))];
+    doc.extend(body(r, ShowOptions::default(), Some(chart)));
+    if let Some(areas) = areas_grid(r) {
+        doc.push(Block::Heading(2, "By area".into()));
+        let caption = "Medians; a range spans the workload's points.".into();
+        doc.push(Block::Table(Grid { caption, compact: false, ..areas }));
+    }
+    doc.push(Block::Para(CPU_PER_UNIT.into()));
+    doc.push(Block::Heading(2, "Environment".into()));
+    let mut g = Grid::new("env", "", vec!["key".into(), "value".into()], 2);
+    g.rows = r.env.iter().map(|(k, v)| vec![Cell::plain(k), Cell::plain(v)]).collect();
+    doc.push(Block::Table(g));
+    doc
 }
 
-/// The whole run with the run's `cells` at hand for the latencies (none: no latency lines).
-/// Every label, parameter, variant name and error text has its control characters escaped.
-pub fn show_text_with(r: &RunReport, cells: &[CellResult], opts: ShowOptions) -> String {
-    let mut out = header_text(&r.side);
+/// Header, variant settings, one section per workload and unit, failed cells; `report` holds
+/// the report's charts (and asks for its summed points).
+fn body(r: &RunReport, opts: ShowOptions, report: Option<Charts>) -> Vec<Block> {
+    let mut doc = header_blocks(&r.side);
     for v in &r.variant_settings {
         let set: Vec<String> = v.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        out.push_str(&escape_control(&format!("variant {}: {}", v.variant, set.join(", "))));
-        out.push('\n');
+        doc.push(line(&format!("variant {}: {}", v.variant, set.join(", "))));
     }
-    for s in sections(r) {
-        // Ramps, extras and profiles hold parameter values and perf's symbol names too.
-        out.push_str(&escape_lines(&section_text(r, &s, cells, opts)));
+    for s in sections(r, report.is_some()) {
+        doc.extend(section_blocks(r, &s, opts, report));
     }
     for f in r.failures.iter().take(FAILURES_LISTED) {
-        let line = format!("{} {}: {}", f.status.as_str(), f.label, f.error.as_deref().unwrap_or(""));
-        out.push_str(&escape_control(&line));
-        out.push('\n');
+        doc.push(line(&format!("{} {}: {}", f.status.as_str(), f.label, f.error.as_deref().unwrap_or(""))));
     }
-    out
+    doc
+}
+
+/// One line of text from the store: every control character escaped, line breaks included.
+fn line(text: &str) -> Block {
+    Block::Para(escape_control(text))
 }
 
 /// The run's header: id, label, status, date and host; the exclusivity check's warnings; and
 /// how much CPU other processes used per measured window.
-fn header_text(s: &SideInfo) -> String {
+fn header_blocks(s: &SideInfo) -> Vec<Block> {
     let name = format!("run {} '{}'", s.run_id, s.label);
-    let mut out = format!("{name} — {} — {} on {}", s.status, date(s.started_at_unix_s), s.host);
-    out = escape_control(&out) + "\n";
-    if let Some(line) = exclusivity_line(&name, &s.exclusivity_warnings) {
-        out.push_str(&escape_control(&line));
-        out.push('\n');
-    }
+    let mut out = vec![line(&format!("{name} — {} — {} on {}", s.status, date(s.started_at_unix_s), s.host))];
+    out.extend(exclusivity_line(&name, &s.exclusivity_warnings).map(|l| line(&l)));
     if let Some(q) = s.outside_cpu {
-        out.push_str(&format!("CPU used by other processes per measured window: {}.\n", q.text()));
+        out.push(Block::Para(format!("CPU used by other processes per measured window: {}.", q.text())));
     }
     out
 }
@@ -133,154 +172,197 @@ pub fn fixed_lines(fixed: &[String]) -> String {
 }
 
 /// The model's tables regrouped by workload and unit, variants side by side; summed points
-/// (which no cell of their own measured) left out.
-fn sections(r: &RunReport) -> Vec<Section<'_>> {
+/// (which no cell of their own measured) apart, and only `with_summed`.
+fn sections(r: &RunReport, with_summed: bool) -> Vec<Section<'_>> {
     let mut rows: Vec<(&RunTable, &RunRow)> = r
         .tables
         .iter()
-        .flat_map(|t| t.rows.iter().filter(|row| !row.summed).map(move |row| (t, row)))
+        .flat_map(|t| t.rows.iter().filter(|row| with_summed || !row.summed).map(move |row| (t, row)))
         .collect();
     rows.sort_by_key(|(_, row)| row.first_cell);
     let mut out: Vec<Section> = Vec::new();
     for (t, row) in rows {
-        match out.iter_mut().find(|s| s.workload == t.workload && s.unit == t.unit) {
-            Some(s) => s.rows.push((t, row)),
-            None => out.push(Section { workload: &t.workload, unit: t.unit, rows: vec![(t, row)] }),
-        }
+        let i = match out.iter().position(|s| s.workload == t.workload && s.unit == t.unit) {
+            Some(i) => i,
+            None => {
+                out.push(Section {
+                    workload: &t.workload,
+                    unit: t.unit,
+                    rows: Vec::new(),
+                    summed: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let s = &mut out[i];
+        let list = if row.summed { &mut s.summed } else { &mut s.rows };
+        list.push((t, row));
     }
     out
 }
 
-/// One section: its table, latencies, ramps, extras and profiles.
-fn section_text(r: &RunReport, s: &Section, cells: &[CellResult], opts: ShowOptions) -> String {
+/// One section: its table (and the report's summed points and charts), latencies, ramps,
+/// pacing, extras and profiles.
+fn section_blocks(r: &RunReport, s: &Section, opts: ShowOptions, report: Option<Charts>) -> Vec<Block> {
     let v = unit_view(s.unit);
-    let mut out = points_text(s, v, opts.reps);
-    let lats: Vec<(usize, Vec<OpLatency>)> = s
-        .rows
-        .iter()
-        .enumerate()
-        .map(|(i, (t, row))| (i + 1, point_latencies(cells, &t.workload, &t.variant, &row.params)))
-        .collect();
-    let ops: BTreeSet<&str> = lats.iter().flat_map(|(_, l)| l.iter().map(|o| o.op.as_str())).collect();
-    if opts.latency {
-        out.push_str(&latency_table(&lats));
-    } else if !ops.is_empty() {
-        out.push_str(&format!(
-            "latency percentiles of {} operation(s) are stored: show --latency lists p50/p90/p99\n",
-            ops.len()
-        ));
-    }
-    for t in r.tables.iter().filter(|t| t.workload == s.workload && t.unit == s.unit) {
-        for ramp in &t.ramps {
-            out.push_str(&ramp_line(&t.variant, ramp, v));
-        }
-    }
-    out.push_str(&pace_lines(&s.rows));
-    out.push_str(&extras_text(&s.rows));
-    for (i, (_, row)) in s.rows.iter().enumerate() {
-        if let Some(m) = &row.profile {
-            out.push_str(&profile_text(&format!("profile of #{}", i + 1), m, PROFILE_TOP));
-        }
-    }
-    out
-}
-
-/// The table of one section: the fixed parameters once, a row per point with the varying
-/// ones (with `reps`, a line per repetition under it), then the legend of its marks and
-/// noisy repetitions.
-fn points_text(s: &Section, v: UnitView, reps: bool) -> String {
-    let mut out = format!(
-        "\n{} (throughput in {}, CPU per unit in {}; medians over repetitions)\n",
+    let heading = format!(
+        "{} (throughput in {}, CPU per unit in {}; medians over repetitions)",
         s.workload, v.tput_label, v.cpu_label
     );
+    let mut out = vec![Block::Heading(2, heading)];
     let (columns, fixed) = s.split();
-    out.push_str(&fixed_lines(&fixed));
+    let fixed = fixed_lines(&fixed);
+    if !fixed.is_empty() {
+        out.push(Block::Para(fixed.trim_end().to_string()));
+    }
+    let grid = |rows: &[(&RunTable, &RunRow)], first: usize, caption: &str| {
+        let shape = Shape { columns: &columns, variants: s.many_variants(), unit: v, reps: opts.reps, first };
+        points_blocks(rows, &shape, caption)
+    };
+    out.extend(grid(&s.rows, 1, ""));
+    if let Some(chart) = report {
+        if !s.summed.is_empty() {
+            out.extend(grid(&s.summed, s.rows.len() + 1, OVERALL_CAPTION));
+        }
+        out.extend(s.tables(r).into_iter().flat_map(chart).map(Block::Chart));
+    }
+    out.extend(latency_blocks(&s.rows, opts.latency));
+    for t in s.tables(r) {
+        out.extend(t.ramps.iter().filter_map(|ramp| ramp_line(&t.variant, ramp, v)).map(|l| line(&l)));
+    }
+    out.extend(pace_lines(&s.rows).into_iter().map(|l| line(&l)));
+    out.extend(extras_grid(&s.rows).map(Block::Table));
+    for (i, (_, row)) in s.rows.iter().enumerate() {
+        if let Some(m) = &row.profile {
+            let text = profile_text(&format!("profile of #{}", i + 1), m, PROFILE_TOP);
+            out.push(Block::Pre(text.trim_end_matches('\n').to_string()));
+        }
+    }
+    out
+}
+
+/// The latency table (`show --latency`), or the line saying how many operations have stored
+/// latencies; nothing when none has.
+fn latency_blocks(rows: &[(&RunTable, &RunRow)], table: bool) -> Option<Block> {
+    let lats: Vec<(usize, &[OpLatency])> =
+        rows.iter().enumerate().map(|(i, (_, row))| (i + 1, row.latencies.as_slice())).collect();
+    let ops: BTreeSet<&str> = lats.iter().flat_map(|(_, l)| l.iter().map(|o| o.op.as_str())).collect();
+    if table {
+        latency_grid(&lats).map(Block::Table)
+    } else {
+        (!ops.is_empty()).then(|| {
+            Block::Para(format!(
+                "latency percentiles of {} operation(s) are stored: show --latency lists p50/p90/p99",
+                ops.len()
+            ))
+        })
+    }
+}
+
+/// How a section's points are laid out: the varying parameters, whether variants vary, the
+/// display units, a line per repetition, and the number of the first row.
+struct Shape<'a> {
+    columns: &'a [String],
+    variants: bool,
+    unit: UnitView,
+    reps: bool,
+    first: usize,
+}
+
+/// The table of some points of a section: a row per point with the varying parameters (with
+/// `reps`, a line per repetition under it), then the legend of its marks and noisy
+/// repetitions.
+fn points_blocks(rows: &[(&RunTable, &RunRow)], shape: &Shape, caption: &str) -> Vec<Block> {
+    let v = shape.unit;
     let tput_h = format!("tput {}", v.tput_label);
-    let failed = s.rows.iter().any(|(_, r)| r.not_ok > 0);
-    let (variants, params) = (s.many_variants(), !columns.is_empty());
+    let failed = rows.iter().any(|(_, r)| r.not_ok > 0);
+    let (variants, params) = (shape.variants, !shape.columns.is_empty());
     let mut head = vec!["#"];
     head.extend(variants.then_some("variant"));
     head.extend(params.then_some("parameters"));
     head.extend(["n", tput_h.as_str(), "cv %", "total", "kernel", "user", "wl cpu s", "harness %"]);
     head.extend(failed.then_some("failed"));
-    let noted = s.rows.iter().any(|(_, r)| !r.outlier_reps.is_empty() || !r.qos_failed_reps.is_empty());
+    let noted = rows.iter().any(|(_, r)| !r.outlier_reps.is_empty() || !r.qos_failed_reps.is_empty());
     head.extend(noted.then_some("note"));
-    let mut table = Table::new(&head, 1 + usize::from(variants) + usize::from(params));
+    let left = 1 + usize::from(variants) + usize::from(params);
+    let mut grid = Grid::new("run", caption, head.into_iter().map(String::from).collect(), left).compact();
     let (mut legend, mut marked) = (Vec::new(), false);
-    for (i, (t, row)) in s.rows.iter().enumerate() {
-        let label = params_label(&row.params, &columns);
-        let mut line = point_row(i, row, v, failed);
+    for (i, (t, row)) in rows.iter().enumerate() {
+        let label = params_label(&row.params, shape.columns);
+        let mut cells = point_row(shape.first + i, row, v, failed);
         if !noted {
-            line.pop();
+            cells.pop();
         }
         if params {
-            line.insert(1, label.clone());
+            cells.insert(1, Cell::plain(label.clone()));
         }
         if variants {
-            line.insert(1, t.variant.clone());
+            cells.insert(1, Cell::plain(t.variant.clone()));
         }
-        table.row(line);
+        grid.rows.push(cells);
         legend.extend(noisy_legend(&label, "rep", &row.noisy_reps));
         marked |= !row.below.is_empty()
             || !row.noisy_reps.is_empty()
             || !row.outlier_reps.is_empty()
             || !row.qos_failed_reps.is_empty();
-        if reps {
-            let pad = usize::from(variants) + usize::from(params);
-            rep_rows(row, v, pad).into_iter().for_each(|r| table.row(r));
+        if shape.reps {
+            grid.rows.extend(rep_rows(row, v, left - 1));
         }
     }
-    out.push_str(&table.render());
+    let mut out = vec![Block::Table(grid)];
     if marked {
-        out.push_str(MARKS_LEGEND);
-        out.push('\n');
+        out.push(Block::Para(MARKS_LEGEND.into()));
     }
-    for line in noisy_lines(legend) {
-        out.push_str(&escape_control(&line));
-        out.push('\n');
-    }
+    out.extend(noisy_lines(legend).iter().map(|l| line(l)));
     out
 }
 
-/// One point without its variant and parameters: medians over the ok repetitions in display
-/// units, `below res` for a figure below its resolution, `n?` for noisy repetitions (listed
-/// under the table) and outliers in the note.
-fn point_row(i: usize, row: &RunRow, v: UnitView, failed: bool) -> Vec<String> {
-    let figure = |m: Metric, scale: f64| -> String {
+/// One point without its variant and parameters: number, medians over the ok repetitions in
+/// display units, `below res` for a figure below its resolution, `n?` for noisy repetitions
+/// (listed under the table) and outliers in the note.
+fn point_row(number: usize, row: &RunRow, v: UnitView, failed: bool) -> Vec<Cell> {
+    let figure = |m: Metric, scale: f64| -> Cell {
         if row.below.contains(&m) {
-            return BELOW_RES.into();
+            return Cell::toned(BELOW_RES, Tone::Muted);
         }
-        row.metric(m).map_or("-".into(), |s| num(s.median * scale))
+        Cell::plain(row.metric(m).map_or("-".into(), |s| num(s.median * scale)))
     };
     let tput = row.metric(Metric::Throughput);
-    let n = if row.noisy_reps.is_empty() { row.n.to_string() } else { format!("{}{NOISY_MARK}", row.n) };
+    let n = if row.noisy_reps.is_empty() {
+        Cell::plain(row.n.to_string())
+    } else {
+        Cell::toned(format!("{}{NOISY_MARK}", row.n), Tone::Muted)
+    };
+    let cv = tput.and_then(|s| s.cv()).map_or("-".into(), |c| format!("{:.1}", c * 100.0));
     let mut out = vec![
-        (i + 1).to_string(),
+        Cell::plain(number.to_string()),
         n,
         figure(Metric::Throughput, v.tput_scale),
-        tput.and_then(|s| s.cv()).map_or("-".into(), |c| format!("{:.1}", c * 100.0)),
+        Cell::toned(cv, if row.noisy { Tone::Worse } else { Tone::Plain }),
         figure(Metric::CpuTotalPerUnit, v.cpu_scale),
         figure(Metric::CpuKernelPerUnit, v.cpu_scale),
         figure(Metric::CpuUserPerUnit, v.cpu_scale),
-        row.workload_cpu_s.map_or("-".into(), |s| num(s.median)),
-        row.harness_cpu_pct.map_or("-".into(), |s| format!("{:.2}", s.median)),
+        Cell::plain(row.workload_cpu_s.map_or("-".into(), |s| num(s.median))),
+        Cell::plain(row.harness_cpu_pct.map_or("-".into(), |s| format!("{:.2}", s.median))),
     ];
     if failed {
-        out.push(row.not_ok.to_string());
+        out.push(Cell::toned(row.not_ok.to_string(), if row.not_ok > 0 { Tone::Worse } else { Tone::Plain }));
     }
     let outliers: Vec<String> = row.outlier_reps.iter().map(|r| format!("#{r}")).collect();
     let outliers =
         if outliers.is_empty() { String::new() } else { format!("outlier {}", outliers.join(" ")) };
     let notes = [outliers, qos_note("", &row.qos_failed_reps)];
-    out.push(notes.into_iter().filter(|n| !n.is_empty()).collect::<Vec<_>>().join("; "));
+    let note = notes.into_iter().filter(|n| !n.is_empty()).collect::<Vec<_>>().join("; ");
+    let tone = if note.is_empty() { Tone::Plain } else { Tone::Worse };
+    out.push(Cell::toned(note, tone));
     out
 }
 
 /// One line per paced point (`rate`, `qos`; medians over its ok repetitions): whether its
 /// quality of service held, the percentile against its limit, the rate achieved of the
 /// target.
-fn pace_lines(rows: &[(&RunTable, &RunRow)]) -> String {
-    let mut out = String::new();
+fn pace_lines(rows: &[(&RunTable, &RunRow)]) -> Vec<String> {
+    let mut out = Vec::new();
     for (i, (_, r)) in rows.iter().enumerate() {
         let (Some(achieved), target) = (r.extra("pace_achieved_per_s"), r.extra("pace_target_per_s")) else {
             continue;
@@ -309,14 +391,14 @@ fn pace_lines(rows: &[(&RunTable, &RunRow)]) -> String {
             _ => format!("flat out at {}/s", num(achieved)),
         };
         parts.push(rate);
-        out.push_str(&format!("pace #{}: {}\n", i + 1, parts.join("; ")));
+        out.push(format!("pace #{}: {}", i + 1, parts.join("; ")));
     }
     out
 }
 
 /// One line per repetition under its point: status (or error), its marks, and throughput;
 /// `pad` label columns come before the one it is written in.
-fn rep_rows(row: &RunRow, v: UnitView, pad: usize) -> Vec<Vec<String>> {
+fn rep_rows(row: &RunRow, v: UnitView, pad: usize) -> Vec<Vec<Cell>> {
     row.reps
         .iter()
         .map(|r| {
@@ -329,19 +411,19 @@ fn rep_rows(row: &RunRow, v: UnitView, pad: usize) -> Vec<Vec<String>> {
             }
             let tput = r.units_per_s.map_or(BELOW_RES.into(), |t| num(t * v.tput_scale));
             // The repetition goes in the last label column (parameters, variant or #).
-            let mut line = vec![String::new(); pad];
-            line.extend([format!("  #{} {mark}", r.rep), String::new(), tput]);
+            let mut line = vec![Cell::plain(""); pad];
+            line.extend([Cell::plain(format!("  #{} {mark}", r.rep)), Cell::plain(""), Cell::plain(tput)]);
             line
         })
         .collect()
 }
 
-/// Per ramp: the peak throughput and its load, and the highest load run.
-fn ramp_line(variant: &str, ramp: &Ramp, v: UnitView) -> String {
-    let Some(peak) = ramp.peak() else { return String::new() };
+/// Per ramp: the peak throughput and its load, and the highest load run; None without a peak.
+fn ramp_line(variant: &str, ramp: &Ramp, v: UnitView) -> Option<String> {
+    let peak = ramp.peak()?;
     let at_peak = peak.units_per_s * v.tput_scale;
-    format!(
-        "ramp [{variant}] {}: peak {} {unit} at {} users ({} {unit} per user); {} loads up to {} users\n",
+    Some(format!(
+        "ramp [{variant}] {}: peak {} {unit} at {} users ({} {unit} per user); {} loads up to {} users",
         ramp.label,
         num(at_peak),
         peak.users,
@@ -349,32 +431,31 @@ fn ramp_line(variant: &str, ramp: &Ramp, v: UnitView) -> String {
         ramp.points.len(),
         ramp.reached_users(),
         unit = v.tput_label,
-    )
+    ))
 }
 
 /// The engines' own figures (extras such as moves per touch), medians over the repetitions
 /// that succeeded: one row per figure, one column per row of the table above (`#1` …).
-fn extras_text(rows: &[(&RunTable, &RunRow)]) -> String {
+fn extras_grid(rows: &[(&RunTable, &RunRow)]) -> Option<Grid> {
     let names: BTreeSet<&str> =
         rows.iter().flat_map(|(_, r)| r.extras.iter().map(|(k, _)| k.as_str())).collect();
     if names.is_empty() {
-        return String::new();
+        return None;
     }
     let shown = &rows[..rows.len().min(EXTRA_COLUMNS)];
-    let heads: Vec<String> = std::iter::once("extra (median)".to_string())
+    let head: Vec<String> = std::iter::once("extra (median)".to_string())
         .chain((1..=shown.len()).map(|i| format!("#{i}")))
         .collect();
-    let head: Vec<&str> = heads.iter().map(String::as_str).collect();
-    let mut table = Table::new(&head, 1);
+    let caption = if rows.len() > shown.len() {
+        format!("(figures of the first {} rows)", shown.len())
+    } else {
+        String::new()
+    };
+    let mut grid = Grid::new("extras", caption, head, 1).compact();
     for name in names {
-        let mut line = vec![name.to_string()];
-        line.extend(shown.iter().map(|(_, r)| r.extra(name).map_or("-".into(), num)));
-        table.row(line);
+        let mut line = vec![Cell::plain(name)];
+        line.extend(shown.iter().map(|(_, r)| Cell::plain(r.extra(name).map_or("-".into(), num))));
+        grid.rows.push(line);
     }
-    let mut out = String::new();
-    if rows.len() > shown.len() {
-        out.push_str(&format!("(figures of the first {} rows)\n", shown.len()));
-    }
-    out.push_str(&table.render());
-    out
+    Some(grid)
 }
