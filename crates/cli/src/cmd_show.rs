@@ -8,10 +8,8 @@ use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_machine::{env, SysRoot};
 use racehorse_report::doc::Table;
-use racehorse_report::runview_json::show_json;
 use racehorse_report::units::date;
-use racehorse_report::{run_report, CompareOptions, RunReport, Side};
-use racehorse_report::{show_text_with, ShowOptions};
+use racehorse_report::{run_report, show_json, show_text_with, CompareOptions, RunReport, ShowOptions, Side};
 use racehorse_store::{export_csv, Store};
 
 pub fn list(cli: &Cli, a: &ListArgs) -> CmdResult {
@@ -98,7 +96,7 @@ pub fn print_run(store: &Store, key: &str, opts: ShowOptions, json: bool) -> Res
 pub fn print_finished_run(store: &Store, key: &str) -> Result<(), Failure> {
     let report = run_model(store, key)?;
     print!("{}", show_text_with(&report, ShowOptions::default()));
-    if let Some(text) = racehorse_report::runareas::areas_text(&report) {
+    if let Some(text) = racehorse_report::areas_text(&report) {
         print!("{text}");
     }
     Ok(())

@@ -2,42 +2,54 @@
 //! describes one run (one model, [`RunReport`], for both `report` and `show`), and renders
 //! either as terminal text, markdown, csv, json or one self-contained HTML page with SVG charts.
 
-pub mod catalogue;
-pub mod compare;
-pub mod envdiff;
+// The rooms: what both compare and run use at the top (the vocabulary in `model`, what the
+// report knows of engines in `catalogue`, trust marks, summed phases, profiles, environments),
+// then `compare/` (many runs), `run/` (one run) and `render/` (documents and their renderers).
+// Everything is crate-private behind this facade, but for history (a room other crates use
+// as such), the rendering toolkit and synthetic runs for tests.
+pub(crate) mod catalogue;
+pub(crate) mod compare;
+pub(crate) mod envdiff;
 pub mod history;
-pub mod model;
-pub mod overall;
-pub mod profile;
-pub mod quality;
-pub mod render;
-pub mod run;
+pub(crate) mod model;
+pub(crate) mod overall;
+pub(crate) mod profile;
+pub(crate) mod quality;
+pub(crate) mod render;
+pub(crate) mod run;
+pub mod synth;
 
-pub use compare::{charts, dimension, flat, formats, item_layout, items, layout, ramps, summary, verdicts};
+/// The rendering toolkit other crates lay out their own tables and pages with.
 pub use render::{doc, escape, html, units};
-pub use run::{areas as runareas, json as runview_json, report as runreport, view as runview};
 
 pub use catalogue::{Catalogue, EngineEntry, EngineFacts};
 pub use compare::cell::View;
+pub use compare::charts::compare_charts;
 pub use compare::comparison::{compare, CompareError, Comparison};
+pub use compare::dimension::{slice_sides, split_run, By, DimensionError};
+pub use compare::formats::{compare_csv, compare_json};
+pub use compare::gate::{regressions, Regression};
 pub use compare::metric::CompareOptions;
+pub use compare::profiles::compare_profiles_text;
 pub use model::{Metric, Scope, Side, Verdict};
+pub use run::areas::areas_text;
+pub use run::json::show_json;
 pub use run::report::{run_report, RunReport};
 pub use run::view::ShowOptions;
 
 /// Terminal text of a comparison.
 pub fn compare_text(c: &Comparison, view: View) -> String {
-    doc::to_text(&layout::compare_doc(c, view, &|_| Vec::new()))
+    doc::to_text(&compare::layout::compare_doc(c, view, &|_| Vec::new()))
 }
 
 /// Markdown of a comparison.
 pub fn compare_markdown(c: &Comparison, view: View) -> String {
-    doc::to_markdown(&layout::compare_doc(c, view, &|_| Vec::new()))
+    doc::to_markdown(&compare::layout::compare_doc(c, view, &|_| Vec::new()))
 }
 
 /// Self-contained HTML of a comparison, with charts.
 pub fn compare_html(c: &Comparison, view: View) -> String {
-    let blocks = layout::compare_doc(c, view, &|t| charts::compare_charts(c, t));
+    let blocks = compare::layout::compare_doc(c, view, &|t| compare_charts(c, t));
     html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
 }
 
@@ -76,5 +88,3 @@ fn title_of(b: &doc::Block) -> String {
         _ => String::new(),
     }
 }
-
-pub mod synth;

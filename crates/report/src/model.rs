@@ -232,11 +232,9 @@ impl SideInfo {
     }
 }
 
-/// The cells of one matrix point (workload + parameters [+ variant]) over repetitions.
+/// The cells of one matrix point over repetitions (its workload and variant are its key's).
 #[derive(Debug, Clone)]
 pub struct Group<'a> {
-    pub workload: String,
-    pub variant: String,
     pub params: Params,
     pub unit: WorkUnit,
     pub ok: Vec<&'a CellResult>,
@@ -292,14 +290,8 @@ pub fn group_cells<'a>(
     let mut out: BTreeMap<GroupKey, Group<'a>> = BTreeMap::new();
     for (i, c) in cells.into_iter().enumerate() {
         let variant = if by_variant { c.spec.variant.clone() } else { String::new() };
-        let key = GroupKey {
-            workload: c.spec.workload.clone(),
-            variant: variant.clone(),
-            params: c.spec.params.clone(),
-        };
+        let key = GroupKey { workload: c.spec.workload.clone(), variant, params: c.spec.params.clone() };
         let g = out.entry(key).or_insert_with(|| Group {
-            workload: c.spec.workload.clone(),
-            variant,
             params: c.spec.params.clone(),
             unit: c.unit,
             ok: Vec::new(),

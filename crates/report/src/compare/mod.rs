@@ -3,21 +3,22 @@
 //! ramps, `compare --by`, and the comparison as a document (text, markdown, HTML with charts)
 //! and as machine formats (json, csv).
 
-pub mod cell;
-pub mod charts;
-pub mod comparison;
-pub mod dimension;
-pub mod flat;
-pub mod formats;
-pub mod gate;
-pub mod item_layout;
-pub mod items;
-pub mod layout;
-pub mod metric;
-pub mod ramps;
-pub mod summary;
-pub mod table;
-pub mod verdicts;
+pub(crate) mod cell;
+pub(crate) mod charts;
+pub(crate) mod comparison;
+pub(crate) mod dimension;
+pub(crate) mod flat;
+pub(crate) mod formats;
+pub(crate) mod gate;
+pub(crate) mod item_layout;
+pub(crate) mod items;
+pub(crate) mod layout;
+pub(crate) mod metric;
+pub(crate) mod profiles;
+pub(crate) mod ramps;
+pub(crate) mod summary;
+pub(crate) mod table;
+pub(crate) mod verdicts;
 
 #[cfg(test)]
 mod items_tests;

@@ -150,13 +150,8 @@ fn significant<'a>(rows: impl Iterator<Item = &'a Row>, side: usize, m: Metric) 
 }
 
 /// Rows after ramp-up: when the table has a load axis (clients, procs, connections …) with
-/// at least three values, the rows at its smallest value are left out, as the seeds quote
-/// ranges "after ramp up"; otherwise every row.
-pub fn after_ramp_up(table: &WorkloadTable) -> (Vec<&Row>, Option<String>) {
-    ramp_up_of(table, table.rows.iter().collect())
-}
-
-/// [`after_ramp_up`] over some rows of a table.
+/// at least three values among `rows`, those at its smallest value are left out, as the seeds
+/// quote ranges "after ramp up"; otherwise every row.
 fn ramp_up_of<'a>(table: &WorkloadTable, rows: Vec<&'a Row>) -> (Vec<&'a Row>, Option<String>) {
     let Some(axis) = load_axis(&table.columns) else {
         return (rows, None);

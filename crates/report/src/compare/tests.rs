@@ -2,10 +2,11 @@
 
 use crate::compare::cell::View;
 use crate::compare::comparison::{compare, CompareError};
+use crate::compare::formats;
 use crate::compare::metric::CompareOptions;
 use crate::model::{Metric, Verdict};
 use crate::synth::{synthetic_side, Shape};
-use crate::{compare_html, compare_markdown, compare_text, formats, run_html, run_report, run_text};
+use crate::{compare_html, compare_markdown, compare_text, run_html, run_report, run_text};
 use racehorse_core::CellStatus;
 use racehorse_stats::CiMethod;
 

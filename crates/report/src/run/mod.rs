@@ -2,12 +2,12 @@
 //! figures, profiles, ramps, settings and failures), the one document `show` and `report`
 //! render, `show --json`, the run's charts and the per-area table that ends a tour.
 
-pub mod areas;
-pub mod charts;
-pub mod json;
-pub mod latency;
-pub mod report;
-pub mod view;
+pub(crate) mod areas;
+pub(crate) mod charts;
+pub(crate) mod json;
+pub(crate) mod latency;
+pub(crate) mod report;
+pub(crate) mod view;
 
 #[cfg(test)]
 mod tests;
