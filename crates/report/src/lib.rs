@@ -54,7 +54,7 @@ pub fn compare_html(c: &Comparison, view: View) -> String {
 }
 
 /// Terminal text of a one-run report (`report RUN --format text`): `show`'s document under a
-/// title, with phased workloads' summed points and the environment.
+/// title, with phased workloads' summed points, the areas and the environment.
 pub fn run_text(r: &RunReport) -> String {
     doc::to_text(&run::view::report_blocks(r, &|_| Vec::new()))
 }

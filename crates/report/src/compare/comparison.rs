@@ -54,7 +54,7 @@ pub enum CompareError {
 
 /// Compares `base` with each of `news`. `engines` says what each workload's engine declares:
 /// its area, its points' areas in seed 000's summary ("Scaling CPU and processes", "Disk
-/// I/O" …) and its figures (see [`crate::catalogue`]).
+/// I/O" …) and its figures (see [`crate::Catalogue`]).
 pub fn compare<'s>(
     base: &'s Side,
     news: &'s [Side],
