@@ -1,7 +1,7 @@
 //! The model of one run, which `racehorse report RUN` and `racehorse show RUN` both render:
 //! every workload's points with medians, means and spread over repetitions, each point's
-//! repetitions, the engines' own figures and profiles, load ramps, what each variant set, the
-//! failed cells, a monitor time series per workload, and the environment.
+//! repetitions, the engines' own figures, latencies and profiles, load ramps, what each
+//! variant set, the failed cells, a monitor time series per workload, and the environment.
 
 use crate::catalogue::EngineFacts;
 use crate::envdiff::env_pairs;
@@ -9,6 +9,7 @@ use crate::model::{group_cells, params_label, shown, split_params, Group, Metric
 use crate::overall::overall_cells;
 use crate::profile::Merged;
 use crate::quality::NoisyRep;
+use crate::run::latency::{latencies, OpLatency};
 use racehorse_core::{CellResult, CellStatus, Params, SamplePoint, WorkUnit};
 use racehorse_stats::{noisy, Summary};
 use std::collections::BTreeMap;
@@ -62,6 +63,8 @@ pub struct RunRow {
     pub extras: Vec<(String, Option<f64>)>,
     /// The profiles of its windows, merged.
     pub profile: Option<Merged>,
+    /// Latency percentiles per operation over the ok repetitions (engines that time them).
+    pub latencies: Vec<OpLatency>,
     /// Every repetition in the order it ran.
     pub reps: Vec<RepLine>,
 }
@@ -243,6 +246,7 @@ fn run_row(g: &Group, columns: &[String], noisy_cv: f64, measured: usize) -> Run
         }),
         extras: extras(g),
         profile: crate::profile::merge(&g.cells),
+        latencies: latencies(&g.cells),
         reps: rep_lines(g, &outlier_reps),
         outlier_reps,
     }

@@ -1,7 +1,7 @@
 //! A small document model (headings, paragraphs, tables, charts) that every human renderer
 //! shares: the layout is built once, and text, markdown and HTML only differ in syntax.
 
-use crate::escape::{escape_control, escape_lines};
+use crate::render::escape::{escape_control, escape_lines};
 
 /// How a table cell should look where the renderer can show it (HTML colours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,11 +47,19 @@ pub struct Grid {
     pub left: usize,
     /// A css class naming the table's kind in HTML (`compare`, `summary`, `env`, `run`).
     pub kind: &'static str,
+    /// In text, the next block follows the table's last row directly (`show`'s tables and the
+    /// notes under them); otherwise a blank line separates them.
+    pub compact: bool,
 }
 
 impl Grid {
     pub fn new(kind: &'static str, caption: impl Into<String>, header: Vec<String>, left: usize) -> Grid {
-        Grid { caption: caption.into(), header, rows: Vec::new(), left, kind }
+        Grid { caption: caption.into(), header, rows: Vec::new(), left, kind, compact: false }
+    }
+
+    /// The same table, with no blank line after it in text.
+    pub fn compact(self) -> Grid {
+        Grid { compact: true, ..self }
     }
 }
 
@@ -61,6 +69,9 @@ pub enum Block {
     Heading(u8, String),
     Para(String),
     Table(Grid),
+    /// Lines kept as they are (a profile's listing): verbatim in text, a fenced block in
+    /// markdown, `<pre>` in HTML.
+    Pre(String),
     /// An inline SVG chart (HTML only).
     Chart(String),
 }
@@ -81,8 +92,11 @@ pub fn to_text(doc: &[Block]) -> String {
                     out.push_str(&format!("{}\n", escape_lines(&g.caption)));
                 }
                 out.push_str(&grid_text(g));
-                out.push('\n');
+                if !g.compact {
+                    out.push('\n');
+                }
             }
+            Block::Pre(t) => out.push_str(&format!("{}\n", escape_lines(t))),
             Block::Chart(_) => {}
         }
     }
@@ -184,6 +198,12 @@ pub fn to_markdown(doc: &[Block]) -> String {
                 }
                 out.push('\n');
             }
+            Block::Pre(t) => {
+                // A fence longer than any run of backticks inside, so that none can close it.
+                let longest = t.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+                let fence = "`".repeat(longest.max(2) + 1);
+                out.push_str(&format!("{fence}\n{}\n{fence}\n\n", escape_lines(t)));
+            }
             Block::Chart(_) => {}
         }
     }
@@ -234,6 +254,17 @@ mod tests {
         assert_eq!(short.render(), "l\n----------------\n\\x1b]0;title\\x07\n");
         let m = to_markdown(&doc);
         assert!(!m.contains('\x1b') && m.contains("a fake row"), "{m}");
+    }
+
+    #[test]
+    fn compact_tables_and_preformatted_lines() {
+        let mut g = Grid::new("run", "", vec!["a".into()], 1).compact();
+        g.rows.push(vec![Cell::plain("x")]);
+        let pre = Block::Pre("  12.50  app\n  ``` \x1b".into());
+        let doc = vec![Block::Table(g), Block::Para("note".into()), pre];
+        assert_eq!(to_text(&doc), "a\n-\nx\nnote\n  12.50  app\n  ``` \\x1b\n");
+        let m = to_markdown(&doc);
+        assert!(m.ends_with("````\n  12.50  app\n  ``` \\x1b\n````\n\n"), "a fence no line can close: {m}");
     }
 
     #[test]

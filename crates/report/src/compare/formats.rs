@@ -1,8 +1,8 @@
 //! Machine formats of a comparison: versioned json (header, flat records, summaries,
 //! environment diff) and csv (one line per record). Units are fixed base units.
 
-use crate::compare::Comparison;
-use crate::flat::{flat_records, params_text, FlatRecord, COMPARE_FORMAT_VERSION};
+use crate::compare::comparison::Comparison;
+use crate::compare::flat::{flat_records, params_text, FlatRecord, COMPARE_FORMAT_VERSION};
 use serde_json::json;
 
 /// The comparison as one json document (docs/formats.md, "compare").

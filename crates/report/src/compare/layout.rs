@@ -2,21 +2,15 @@
 //! per workload (ratios scaled to base, gains with + = better, significance), unmatched
 //! points and the environment diff. Charts are added by the HTML renderer's caller.
 
-use crate::compare::{Comparison, MetricCompare, Row, WorkloadTable};
-use crate::doc::{Block, Cell, Grid, Tone};
+use crate::compare::cell::{ci_cell, metric_cell, View};
+use crate::compare::comparison::Comparison;
+use crate::compare::metric::MetricCompare;
+use crate::compare::summary::range_text;
+use crate::compare::table::{Row, WorkloadTable};
 use crate::model::{outlier_note, qos_note, shown, Metric, SideInfo};
 use crate::quality::{exclusivity_line, noisy_legend, noisy_note, BELOW_RES, NOISY_MARK};
-use crate::summary::range_text;
-use crate::units::{date, num, pct, ratio, unit_view};
-
-/// What the tables show beyond ratios.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct View {
-    /// Base and new means in display units.
-    pub absolute: bool,
-    /// The confidence interval of each ratio.
-    pub ci: bool,
-}
+use crate::render::doc::{Block, Cell, Grid, Tone};
+use crate::render::units::{date, num, pct, unit_view};
 
 pub fn side_line(role: &str, s: &SideInfo) -> String {
     format!(
@@ -56,39 +50,6 @@ fn any_qos_failed(c: &Comparison) -> bool {
     c.tables.iter().flat_map(|t| &t.rows).any(|r| {
         !r.base_qos_failed_reps.is_empty() || r.sides.iter().flatten().any(|s| !s.qos_failed_reps.is_empty())
     })
-}
-
-/// The text of one metric cell: `1.12 +12.0%*~`, and its tone.
-pub fn metric_cell(m: &MetricCompare) -> Cell {
-    if m.below_resolution {
-        return Cell::toned(BELOW_RES, Tone::Muted);
-    }
-    let Some(r) = m.ratio else { return Cell::toned("n/a", Tone::Muted) };
-    let mut s = format!("{} {}", ratio(r), pct(m.gain_pct.unwrap_or(f64::NAN)));
-    if m.significant == Some(true) {
-        s.push('*');
-    }
-    if m.noisy {
-        s.push('~');
-    }
-    if m.noisy_window {
-        s.push(NOISY_MARK);
-    }
-    let tone = match (m.significant, m.verdict) {
-        _ if m.noisy_window => Tone::Muted,
-        (Some(true), Some(crate::model::Verdict::Better)) => Tone::Better,
-        (Some(true), Some(crate::model::Verdict::Worse)) => Tone::Worse,
-        (Some(_), _) => Tone::Muted,
-        _ => Tone::Plain,
-    };
-    Cell::toned(s, tone)
-}
-
-fn ci_cell(m: &MetricCompare) -> Cell {
-    match m.ci {
-        Some(ci) => Cell::plain(format!("[{}, {}]", ratio(ci.lo), ratio(ci.hi))),
-        None => Cell::toned("n/a", Tone::Muted),
-    }
 }
 
 /// Display value of a metric mean: throughput or CPU per unit in the table's units.
@@ -196,7 +157,7 @@ pub fn noisy_lines(t: &WorkloadTable, side: usize) -> Vec<Block> {
 }
 
 /// The points column of the summary: `6 (without clients=1; 2 noisy left out)`.
-fn points_text(s: &crate::summary::SummaryRow) -> String {
+fn points_text(s: &crate::compare::summary::SummaryRow) -> String {
     let mut why: Vec<String> = s.ramp_up_excluded.iter().map(|x| format!("without {x}")).collect();
     if s.noisy_points > 0 {
         why.push(format!("{} noisy left out", s.noisy_points));
@@ -318,16 +279,17 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
     doc.push(Block::Table(area_grid(c)));
     overall_lines(c, &mut doc);
     for t in &c.tables {
-        let areas: Vec<String> = crate::summary::rows_by_area(t).into_iter().map(|(a, _)| a).collect();
+        let areas: Vec<String> =
+            crate::compare::summary::rows_by_area(t).into_iter().map(|(a, _)| a).collect();
         doc.push(Block::Heading(2, format!("{} — {}", t.title(), areas.join(", "))));
         for side in 0..c.news.len() {
             doc.push(Block::Table(workload_grid(c, t, side, view)));
             doc.extend(noisy_lines(t, side));
-            doc.extend(crate::itemlayout::item_blocks(c, t, side, view));
+            doc.extend(crate::compare::item_layout::item_blocks(c, t, side, view));
         }
         doc.extend(chart(t).into_iter().map(Block::Chart));
     }
-    doc.extend(crate::itemlayout::ramp_blocks(c));
+    doc.extend(crate::compare::item_layout::ramp_blocks(c));
     unmatched(c, &mut doc);
     env_section(c, &mut doc);
     doc
@@ -335,7 +297,7 @@ pub fn compare_doc(c: &Comparison, view: View, chart: &dyn Fn(&WorkloadTable) ->
 
 /// How many points are significant, noisy and below resolution — always all three, so that
 /// a reader sees what was left unjudged — and how many have an outlier repetition.
-pub fn headline(v: &crate::verdicts::SideVerdicts) -> String {
+pub fn headline(v: &crate::compare::verdicts::SideVerdicts) -> String {
     let mut s = format!(
         "{} of {} points significant, {} noisy, {} below resolution",
         v.significant, v.points, v.noisy, v.below_resolution

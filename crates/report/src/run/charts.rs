@@ -1,10 +1,10 @@
 //! The one-run report's charts: throughput against the load axis (log2 for counts), CPU per
 //! unit of work per point (user and kernel stacked), and the busiest cell's monitor series.
 
-use crate::charts::{split_load, truncated, x_log2, MAX_BARS};
-use crate::model::{load_axis, Metric};
-use crate::runreport::RunTable;
-use crate::units::unit_view;
+use crate::model::{load_axis, split_load, x_log2, Metric};
+use crate::render::chart::{truncated, MAX_BARS};
+use crate::render::units::unit_view;
+use crate::run::report::RunTable;
 use racehorse_chart::{LineChart, Series, StackBar, StackGroup, StackedBarChart};
 use std::collections::BTreeMap;
 

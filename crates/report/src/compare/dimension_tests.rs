@@ -2,7 +2,8 @@
 //! the errors, and the hint when two runs share no point.
 
 use super::*;
-use crate::compare::{compare, CompareError, CompareOptions};
+use crate::compare::comparison::{compare, CompareError};
+use crate::compare::metric::CompareOptions;
 use crate::synth::{synthetic_side, Shape};
 use racehorse_core::Value;
 

@@ -1,171 +1,18 @@
-//! Matching cells of a base side with one or more new sides and comparing every metric:
-//! means, ratio new/base ("scaled to base"), gain in % (+ is better), CI and significance
-//! (gated by noisy repetitions and figures below resolution, corrected over all the tests of
-//! one new side in [`crate::verdicts`]).
+//! Matching cells of a base side with one or more new sides and comparing every metric
+//! ([`crate::compare::metric`]) and item ([`crate::compare::items`]) of every matched point,
+//! then the corrections, counts and summaries over them: everything `racehorse compare` shows,
+//! as one [`Comparison`].
 
 use crate::catalogue::EngineFacts;
+use crate::compare::metric::{metric_compare, CompareOptions, MetricCompare};
+use crate::compare::summary::{by_area, overall, summarise, AreaSummary, Overall, SummaryRow};
+use crate::compare::table::{Row, SideCell, WorkloadTable};
+use crate::compare::verdicts::{correct, correct_items, count_verdicts, SideVerdicts};
 use crate::envdiff::{env_diff, EnvDelta};
-use crate::model::{
-    group_cells, params_label, split_params, Group, GroupKey, Metric, Side, SideInfo, Verdict,
-};
+use crate::model::{group_cells, params_label, split_params, Group, GroupKey, Metric, Side, SideInfo};
 use crate::overall::overall_cells;
-use crate::quality::NoisyRep;
-use crate::summary::{by_area, overall, summarise, AreaSummary, Overall, SummaryRow};
-use crate::verdicts::{correct, count_verdicts, SideVerdicts};
-use racehorse_core::{Figure, Params, WorkUnit};
-use racehorse_stats::{noisy, ratio_ci, ratio_p_value, CiMethod, RatioCi, Summary};
+use racehorse_core::{Figure, WorkUnit};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Knobs of a comparison.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CompareOptions {
-    /// Confidence level of ratio intervals (0.95).
-    pub level: f64,
-    pub ci_method: CiMethod,
-    /// Coefficient of variation above which a side's cell is flagged noisy (0.05).
-    pub noisy_cv: f64,
-    /// Changes within ± this many percent are "same" (1.0).
-    pub same_within_pct: f64,
-}
-
-impl Default for CompareOptions {
-    fn default() -> Self {
-        CompareOptions { level: 0.95, ci_method: CiMethod::Welch, noisy_cv: 0.05, same_within_pct: 1.0 }
-    }
-}
-
-/// One metric of one matched cell: base vs new.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricCompare {
-    pub metric: Metric,
-    pub base: Option<Summary>,
-    pub new: Option<Summary>,
-    /// new mean / base mean.
-    pub ratio: Option<f64>,
-    /// Signed change in %, + is better (throughput gain, CPU savings).
-    pub gain_pct: Option<f64>,
-    /// Interval of the ratio; None with fewer than 3 repetitions a side.
-    pub ci: Option<RatioCi>,
-    /// Two-sided p-value of "no change", dual to the interval; None without an interval.
-    pub p_value: Option<f64>,
-    /// The p-value after the Benjamini–Hochberg correction over every test of this new side;
-    /// None when the point was not tested (no interval, noisy, below resolution).
-    pub q_value: Option<f64>,
-    /// The change is significant after the correction (`*`); None when there is no interval
-    /// ("n/a": never guessed) or the point is noisy (not judged).
-    pub significant: Option<bool>,
-    /// Better, worse or same from the gain; None without a ratio or for a noisy point.
-    pub verdict: Option<Verdict>,
-    /// Either side's coefficient of variation is above the threshold.
-    pub noisy: bool,
-    /// A repetition on either side ran while other processes used the CPU: not judged.
-    pub noisy_window: bool,
-    /// A repetition on either side has this figure below its resolution: no number at all.
-    pub below_resolution: bool,
-    /// The single repetitions' figures (for the charts' dots), base and new.
-    pub base_values: Vec<f64>,
-    pub new_values: Vec<f64>,
-}
-
-impl MetricCompare {
-    /// A figure below its resolution on either side: nothing but the flag.
-    pub fn below_resolution(metric: Metric) -> MetricCompare {
-        MetricCompare {
-            metric,
-            base: None,
-            new: None,
-            ratio: None,
-            gain_pct: None,
-            ci: None,
-            p_value: None,
-            q_value: None,
-            significant: None,
-            verdict: None,
-            noisy: false,
-            noisy_window: false,
-            below_resolution: true,
-            base_values: Vec::new(),
-            new_values: Vec::new(),
-        }
-    }
-
-    /// Whether this metric takes part in the significance tests of its new side.
-    pub fn tested(&self) -> bool {
-        self.p_value.is_some() && !self.noisy_window && !self.below_resolution
-    }
-}
-
-/// A matched cell on one new side.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SideCell {
-    pub metrics: Vec<MetricCompare>,
-    /// Failed or interrupted repetitions of the new side.
-    pub not_ok: usize,
-    /// Repetitions of the new side whose throughput is an outlier (kept).
-    pub outlier_reps: Vec<u32>,
-    /// Repetitions of the new side that ran while other processes used the CPU.
-    pub noisy_reps: Vec<NoisyRep>,
-    /// Repetitions of the new side whose quality of service failed (paced cells; kept).
-    pub qos_failed_reps: Vec<u32>,
-    /// Latency percentiles per operation and the engine's own figures (analytics' queries,
-    /// paging's CPU per page moved …), compared like the metrics.
-    pub items: Vec<crate::items::ItemCompare>,
-}
-
-impl SideCell {
-    pub fn metric(&self, m: Metric) -> Option<&MetricCompare> {
-        self.metrics.iter().find(|c| c.metric == m)
-    }
-}
-
-/// One row of a workload table: a matrix point present in base and at least one new side.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub params: Params,
-    /// The varying parameters as `k=v k=v`.
-    pub label: String,
-    /// The point's area in seed 000's summary (from its engine's rule).
-    pub area: String,
-    pub base_not_ok: usize,
-    /// Repetitions of the base whose throughput is an outlier (kept).
-    pub base_outlier_reps: Vec<u32>,
-    /// Repetitions of the base that ran while other processes used the CPU.
-    pub base_noisy_reps: Vec<NoisyRep>,
-    /// Repetitions of the base whose quality of service failed (paced cells; kept).
-    pub base_qos_failed_reps: Vec<u32>,
-    /// Per new side, in order; None when that side lacks the point.
-    pub sides: Vec<Option<SideCell>>,
-}
-
-impl Row {
-    /// Whether any repetition on either side failed or was interrupted.
-    pub fn partial(&self) -> bool {
-        self.base_not_ok > 0 || self.sides.iter().flatten().any(|s| s.not_ok > 0)
-    }
-}
-
-/// The rows of one workload (and variant, when runs are matched by variant).
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkloadTable {
-    pub workload: String,
-    /// Variant name when matched by variant, "" otherwise.
-    pub variant: String,
-    /// The engine's area (as listings name it).
-    pub area: String,
-    pub unit: WorkUnit,
-    /// Parameter names that vary between rows (the table's leading columns).
-    pub columns: Vec<String>,
-    /// Parameters equal in every row (shown once).
-    pub constant: Params,
-    pub rows: Vec<Row>,
-}
-
-impl WorkloadTable {
-    /// `fileserver` or `fileserver [nosmt]`.
-    pub fn title(&self) -> String {
-        crate::model::table_title(&self.workload, &self.variant)
-    }
-}
 
 /// Everything `racehorse compare` shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,7 +35,7 @@ pub struct Comparison {
     pub only_base: Vec<String>,
     pub only_new: Vec<Vec<String>>,
     /// Load ramps (re-aim's users): the highest load each side reached, per new side.
-    pub ramps: Vec<crate::ramps::RampCompare>,
+    pub ramps: Vec<crate::compare::ramps::RampCompare>,
 }
 
 /// Why two sides cannot be compared.
@@ -207,7 +54,7 @@ pub enum CompareError {
 
 /// Compares `base` with each of `news`. `engines` says what each workload's engine declares:
 /// its area, its points' areas in seed 000's summary ("Scaling CPU and processes", "Disk
-/// I/O" …) and its figures (see [`crate::catalogue`]).
+/// I/O" …) and its figures (see [`crate::Catalogue`]).
 pub fn compare<'s>(
     base: &'s Side,
     news: &'s [Side],
@@ -240,14 +87,14 @@ pub fn compare<'s>(
                 new_name: s.name(),
                 base: describe(&base_groups),
                 new: describe(g),
-                hint: crate::dimension::hint_for_nothing_in_common(&base_groups, g),
+                hint: crate::compare::dimension::hint_for_nothing_in_common(&base_groups, g),
             });
         }
     }
     let mut tables = build_tables(&base_groups, &new_groups, opts, engines);
     correct(&mut tables, news.len(), 1.0 - opts.level);
-    crate::items::correct_items(&mut tables, news.len(), 1.0 - opts.level);
-    let ramps = crate::ramps::compare_ramps(&base_groups, &new_groups);
+    correct_items(&mut tables, news.len(), 1.0 - opts.level);
+    let ramps = crate::compare::ramps::compare_ramps(&base_groups, &new_groups);
     let verdicts = count_verdicts(&tables, news.len());
     let summary = summarise(&tables, news.len());
     let overall = overall(&tables, news.len());
@@ -427,7 +274,7 @@ fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions, figures: 
             mc
         })
         .collect();
-    let items = crate::items::item_compares(base, new, noisy_window, opts, figures);
+    let items = crate::compare::items::item_compares(base, new, noisy_window, opts, figures);
     SideCell {
         metrics,
         not_ok: new.not_ok,
@@ -435,37 +282,5 @@ fn side_cell(base: &Group<'_>, new: &Group<'_>, opts: &CompareOptions, figures: 
         noisy_reps,
         qos_failed_reps: new.qos_failed_reps(),
         items,
-    }
-}
-
-/// Compares one metric's repetitions as a single test: `significant` is the interval's own
-/// verdict until [`crate::verdicts::correct`] replaces it with the corrected one.
-pub fn metric_compare(metric: Metric, base: &[f64], new: &[f64], opts: &CompareOptions) -> MetricCompare {
-    let b = Summary::of(base);
-    let n = Summary::of(new);
-    let ratio = match (b, n) {
-        (Some(b), Some(n)) if b.mean > 0.0 => Some(n.mean / b.mean).filter(|r| r.is_finite()),
-        _ => None,
-    };
-    let gain_pct = ratio.map(|r| metric.gain_pct(r));
-    let ci = ratio_ci(base, new, opts.level, opts.ci_method);
-    let p_value = ci.and_then(|_| ratio_p_value(base, new, opts.ci_method));
-    let noisy_either = [b, n].iter().flatten().any(|s| noisy(s, opts.noisy_cv));
-    MetricCompare {
-        metric,
-        base: b,
-        new: n,
-        ratio,
-        gain_pct,
-        significant: ci.map(|c| c.excludes_one()),
-        verdict: gain_pct.map(|g| Verdict::of_gain(g, opts.same_within_pct)),
-        ci,
-        p_value,
-        q_value: None,
-        noisy: noisy_either,
-        noisy_window: false,
-        below_resolution: false,
-        base_values: base.to_vec(),
-        new_values: new.to_vec(),
     }
 }

@@ -1,7 +1,7 @@
 //! The comparison as flat records, one per (new side, matched point, metric): the shape
 //! both csv and json carry, with base units, direction, n, means, ratio and CI.
 
-use crate::compare::Comparison;
+use crate::compare::comparison::Comparison;
 use crate::model::params_label;
 use racehorse_core::{Direction, Params};
 use serde::Serialize;

@@ -4,9 +4,10 @@
 //! (`cli/src/catalogue_tests.rs`).
 
 use crate::catalogue::{Catalogue, EngineEntry, EngineFacts};
-use crate::charts::compare_charts;
-use crate::compare::{compare, CompareOptions, Comparison};
-use crate::items::ItemKind;
+use crate::compare::charts::compare_charts;
+use crate::compare::comparison::{compare, Comparison};
+use crate::compare::items::ItemKind;
+use crate::compare::metric::CompareOptions;
 use crate::model::Side;
 use crate::synth::{run_info, synthetic_side, Shape};
 use crate::{compare_text, View};
@@ -63,7 +64,7 @@ fn latency_percentiles_compare_with_lower_as_better() {
     let text = compare_text(&c, View { absolute: true, ci: false });
     assert!(text.contains("w0 latency percentiles (scaled to run 1 'a')"), "{text}");
     assert!(text.contains("base p99 ms") && text.contains("operation"), "{text}");
-    let json: serde_json::Value = serde_json::from_str(&crate::formats::compare_json(&c)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&crate::compare::formats::compare_json(&c)).unwrap();
     let rec = &json["items"][2];
     assert_eq!(
         (rec["kind"].as_str(), rec["item"].as_str(), rec["stat"].as_str()),
@@ -125,7 +126,7 @@ fn bars_are_coloured_by_significance_not_by_size() {
     let new = synthetic_side(2, "b", &Shape { workloads: 1, reps: 2, speed: 1.5, ..Shape::default() });
     let c = cmp(&base, &new);
     let m = c.tables[0].rows[0].sides[0].as_ref().unwrap().metric(crate::Metric::Throughput).unwrap();
-    assert_eq!(crate::charts::chart_verdict(m), V::Untested);
+    assert_eq!(crate::compare::charts::chart_verdict(m), V::Untested);
     let charts = compare_charts(&c, &c.tables[0]).join("");
     assert!(
         charts.contains(V::Untested.color()) && !charts.contains(&format!("fill=\"{}\"", V::Better.color()))
@@ -135,7 +136,7 @@ fn bars_are_coloured_by_significance_not_by_size() {
     let new = synthetic_side(2, "b", &Shape { workloads: 1, speed: 1.5, ..Shape::default() });
     let c = cmp(&base, &new);
     let m = c.tables[0].rows[0].sides[0].as_ref().unwrap().metric(crate::Metric::Throughput).unwrap();
-    assert_eq!(crate::charts::chart_verdict(m), V::Better);
+    assert_eq!(crate::compare::charts::chart_verdict(m), V::Better);
 }
 
 #[test]
@@ -223,7 +224,7 @@ fn a_toy_engines_declared_figures_show_in_compare() {
     let text = compare_text(&c, View::default());
     assert!(text.contains("toy figures per point") && text.contains("toy wait"), "{text}");
     assert!(text.contains("µs/thing") && !text.contains("toy seed"), "{text}");
-    let json: serde_json::Value = serde_json::from_str(&crate::formats::compare_json(&c)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&crate::compare::formats::compare_json(&c)).unwrap();
     let rec = json["items"].as_array().unwrap().iter().find(|r| r["item"] == "toy wait").expect("toy wait");
     assert_eq!((rec["kind"].as_str(), rec["unit"].as_str()), (Some("figure"), Some("ms")));
     assert_eq!(rec["direction"], "lower_is_better");

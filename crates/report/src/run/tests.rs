@@ -2,7 +2,7 @@
 //! settings, failures) and of `show`'s text, on synthetic runs built in code.
 
 use crate::model::Side;
-use crate::runreport::{RampPoint, RunReport};
+use crate::run::report::{RampPoint, RunReport};
 use crate::synth::{synthetic_side, Shape};
 use crate::{run_report, show_text};
 use racehorse_core::{CellStatus, Profile, ProfileEntry, Value, WorkUnit};
@@ -237,6 +237,24 @@ fn extras_show_the_first_ten_rows_and_units_split_tables() {
     assert!(rows[0].ends_with("19.00") && rows[1].ends_with("20.00"), "{text}");
 }
 
+/// `report RUN --format text` and `show RUN` go through one document: the report's text is
+/// `show`'s under a title, with the areas, what CPU per unit is and the environment after it.
+#[test]
+fn the_reports_text_is_shows_under_a_title_with_areas_and_environment() {
+    for side in [run_with_caveats(), two_variants(), ramp_run()] {
+        let r = report(&side);
+        let (show, text) = (show_text(&r, false), crate::run_text(&r));
+        let title = format!("racehorse report: {}\n", r.side.name);
+        let under = format!("{}\n", "=".repeat(title.chars().count() - 1));
+        let body = text.strip_prefix(&title).and_then(|t| t.strip_prefix(&under)).expect("a title");
+        assert_eq!(&body[..show.len()], show, "show's document first: {text}");
+        let rest = &body[show.len()..];
+        assert!(rest.starts_with("\nBy area\nMedians; a range spans"), "then the areas: {text}");
+        assert!(rest.contains("\nCPU per unit of work is system-wide CPU"), "{text}");
+        assert!(rest.contains("\nEnvironment\nkey "), "and the environment: {text}");
+    }
+}
+
 #[test]
 fn summed_phases_are_in_the_report_but_show_lists_what_ran() {
     let mut side =
@@ -249,6 +267,9 @@ fn summed_phases_are_in_the_report_but_show_lists_what_ran() {
     let summed: Vec<bool> = r.tables[0].rows.iter().map(|r| r.summed).collect();
     assert_eq!(summed, [false, false, true, false, false, true], "{:?}", r.tables[0].rows);
     assert!(crate::run_text(&r).contains("overall"));
+    let report = crate::run_text(&r);
+    assert!(report.contains("overall: the phases of each repetition summed"), "{report}");
+    assert!(report.contains("5  clients=1 phase=overall  3"), "numbered after the measured points: {report}");
     let text = show_text(&r, false);
     assert!(!text.contains("overall"), "{text}");
     let phases: Vec<&str> = text
@@ -315,14 +336,13 @@ fn show_lists_latency_percentiles_per_point_and_operation() {
         c.latencies = vec![racehorse_core::OpStats { op: "read".into(), latency: h }];
     }
     let r = report(&side);
-    let plain = crate::runview::show_text_with(&r, &side.cells, Default::default());
+    let plain = crate::show_text_with(&r, Default::default());
     assert!(plain.contains("latency percentiles of 1 operation(s) are stored: show --latency"), "{plain}");
-    let opts = crate::runview::ShowOptions { reps: false, latency: true };
-    let text = crate::runview::show_text_with(&r, &side.cells, opts);
+    let opts = crate::ShowOptions { reps: false, latency: true };
+    let text = crate::show_text_with(&r, opts);
     assert!(text.contains("#  operation  count     p50     p90     p99     max"), "{text}");
     assert!(text.contains("1  read         300  10.0µs  10.0µs  10.0µs  2.00ms\n2  read"), "{text}");
-    let json: serde_json::Value =
-        serde_json::from_str(&crate::runview_json::show_json(&r, &side.cells)).expect("json");
+    let json: serde_json::Value = serde_json::from_str(&crate::run::json::show_json(&r)).expect("json");
     assert_eq!(json["format"], "racehorse-show");
     let point = &json["tables"][0]["points"][0];
     assert_eq!(point["params"], serde_json::json!({"clients": 1}), "varying parameters only");

@@ -5,7 +5,7 @@
 //! below resolution are left out of every range and mean, and counted instead. Each row names
 //! its workload and the parameters that tell it from the other rows of the same workload.
 
-use crate::compare::{Row, WorkloadTable};
+use crate::compare::table::{Row, WorkloadTable};
 use crate::model::{load_axis, shown, value_cmp, Metric, Verdict};
 use racehorse_core::Value;
 use racehorse_stats::{geomean, range};
@@ -150,13 +150,8 @@ fn significant<'a>(rows: impl Iterator<Item = &'a Row>, side: usize, m: Metric) 
 }
 
 /// Rows after ramp-up: when the table has a load axis (clients, procs, connections …) with
-/// at least three values, the rows at its smallest value are left out, as the seeds quote
-/// ranges "after ramp up"; otherwise every row.
-pub fn after_ramp_up(table: &WorkloadTable) -> (Vec<&Row>, Option<String>) {
-    ramp_up_of(table, table.rows.iter().collect())
-}
-
-/// [`after_ramp_up`] over some rows of a table.
+/// at least three values among `rows`, those at its smallest value are left out, as the seeds
+/// quote ranges "after ramp up"; otherwise every row.
 fn ramp_up_of<'a>(table: &WorkloadTable, rows: Vec<&'a Row>) -> (Vec<&'a Row>, Option<String>) {
     let Some(axis) = load_axis(&table.columns) else {
         return (rows, None);
@@ -222,7 +217,7 @@ fn distinguishing(parts: &[Part<'_>]) -> Vec<String> {
             let fixed: Vec<&str> = differing.iter().copied().filter(|t| !t.contains(',')).collect();
             let label = if fixed.is_empty() { differing } else { fixed };
             if label.is_empty() {
-                format!("in {}", crate::units::unit_view(parts[i].table.unit).tput_label)
+                format!("in {}", crate::render::units::unit_view(parts[i].table.unit).tput_label)
             } else {
                 label.join(" ")
             }

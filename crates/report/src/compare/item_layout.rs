@@ -2,12 +2,13 @@
 //! point and operation (ratios, lower is better, so + = shorter), the engines' own figures
 //! per point, and the load ramps' highest load reached.
 
-use crate::compare::{Comparison, Row, WorkloadTable};
-use crate::doc::{Block, Cell, Grid, Tone};
-use crate::items::{has_items, ItemCompare, ItemKind, PERCENTILES};
-use crate::layout::{metric_cell, View};
+use crate::compare::cell::{metric_cell, View};
+use crate::compare::comparison::Comparison;
+use crate::compare::items::{ItemCompare, ItemKind, PERCENTILES};
+use crate::compare::table::{has_items, Row, WorkloadTable};
 use crate::model::shown;
-use crate::units::{num, pct};
+use crate::render::doc::{Block, Cell, Grid, Tone};
+use crate::render::units::{num, pct};
 
 /// A display unit for latencies in nanoseconds whose largest value is `max_ns`.
 pub fn latency_unit(max_ns: f64) -> (&'static str, f64) {
@@ -161,7 +162,7 @@ pub fn ramp_blocks(c: &Comparison) -> Vec<Block> {
         header,
         if multi { 3 } else { 2 },
     );
-    let peak = |e: Option<crate::ramps::RampEnd>| {
+    let peak = |e: Option<crate::compare::ramps::RampEnd>| {
         e.map_or("-".into(), |e| format!("{} at {}", num(e.peak_units_per_s * 60.0), e.peak_users))
     };
     for r in &c.ramps {

@@ -1,38 +1,51 @@
 //! The per-area table that ends a run across areas (`racehorse run quick`): one row per
 //! workload, variant and unit with its area (seed 000's summary shape for a single run), how
 //! many points it measured, and the range of the points' medians of throughput and of total
-//! CPU per unit. A tour reads its result off one table; the full tables come before it.
+//! CPU per unit. A tour reads its result off one table; the full tables come before it. The
+//! report of a run ends with it too.
 
-use crate::doc::Table;
 use crate::model::Metric;
-use crate::runreport::{RunReport, RunRow, RunTable};
-use crate::units::{num, unit_view};
+use crate::render::doc::{to_text, Block, Cell, Grid};
+use crate::render::units::{num, unit_view};
+use crate::run::report::{RunReport, RunRow, RunTable};
+use std::collections::BTreeSet;
+
+/// What the area table says it holds.
+const CAPTION: &str = "By area (medians; a range spans the workload's points):";
 
 /// The table as text, or None when the run covers fewer than two areas (then the workload's
 /// own table already says it all).
 pub fn areas_text(r: &RunReport) -> Option<String> {
+    let grid = areas_grid(r)?;
+    let areas: BTreeSet<&str> =
+        grid.rows.iter().filter_map(|row| row.first()).map(|c| c.text.as_str()).collect();
+    (areas.len() >= 2).then(|| format!("\n{}", to_text(&[Block::Table(grid)])))
+}
+
+/// One row per workload, variant and unit that measured a point, in the order they ran;
+/// None when none did.
+pub fn areas_grid(r: &RunReport) -> Option<Grid> {
     let mut tables: Vec<&RunTable> = r.tables.iter().filter(|t| measured(t).next().is_some()).collect();
-    let mut areas: Vec<&str> = tables.iter().map(|t| t.area.as_str()).collect();
-    areas.sort_unstable();
-    areas.dedup();
-    if areas.len() < 2 {
+    if tables.is_empty() {
         return None;
     }
     tables.sort_by_key(|t| measured(t).map(|row| row.first_cell).min());
-    let mut table = Table::new(&["area", "workload", "points", "throughput", "total CPU/unit", "noisy"], 2);
+    let head = ["area", "workload", "points", "throughput", "total CPU/unit", "noisy"];
+    let mut grid = Grid::new("areas", CAPTION, head.map(String::from).to_vec(), 2).compact();
     for t in tables {
         let view = unit_view(t.unit);
         let noisy = measured(t).filter(|row| !row.noisy_reps.is_empty()).count();
-        table.row(vec![
+        let cells = [
             t.area.clone(),
             t.title(),
             measured(t).count().to_string(),
             range(t, Metric::Throughput, view.tput_scale, view.tput_label),
             range(t, Metric::CpuTotalPerUnit, view.cpu_scale, view.cpu_label),
             if noisy == 0 { "-".into() } else { noisy.to_string() },
-        ]);
+        ];
+        grid.rows.push(cells.into_iter().map(Cell::plain).collect());
     }
-    Some(format!("\nBy area (medians; a range spans the workload's points):\n{}", table.render()))
+    Some(grid)
 }
 
 /// The points a cell of their own measured (not the summed `overall` rows).
@@ -67,7 +80,7 @@ fn range(t: &RunTable, m: Metric, scale: f64, label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runreport::run_report;
+    use crate::run::report::run_report;
     use crate::synth::{synthetic_side, Shape};
 
     fn area(w: &str) -> String {

@@ -7,7 +7,7 @@
 //! Benjamini–Hochberg correction over the items of one new side (a family of its own, so that
 //! many latencies do not dilute the metrics' tests).
 
-use crate::compare::{metric_compare, CompareOptions, MetricCompare, WorkloadTable};
+use crate::compare::metric::{metric_compare, CompareOptions, MetricCompare};
 use crate::model::{Group, Metric};
 use racehorse_core::figure::{figure_of, Source};
 use racehorse_core::{CellResult, Direction, Figure};
@@ -218,22 +218,4 @@ fn family_members<'f>(
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out.into_iter().map(|(_, k, f, d)| (k, f, d)).collect()
-}
-
-/// Benjamini–Hochberg over the tested items of each new side (the items' own family).
-pub fn correct_items(tables: &mut [WorkloadTable], sides: usize, alpha: f64) {
-    for side in 0..sides {
-        let items: Vec<&mut MetricCompare> = tables
-            .iter_mut()
-            .flat_map(|t| t.rows.iter_mut())
-            .filter_map(|r| r.sides.get_mut(side)?.as_mut())
-            .flat_map(|c| c.items.iter_mut().map(|i| &mut i.cmp))
-            .collect();
-        crate::verdicts::correct_family(items, alpha);
-    }
-}
-
-/// Whether any row of the table has items of `kind` on `side`.
-pub fn has_items(t: &WorkloadTable, side: usize, kind: ItemKind) -> bool {
-    t.rows.iter().filter_map(|r| r.sides.get(side)?.as_ref()).any(|c| c.items.iter().any(|i| i.kind == kind))
 }

@@ -3,9 +3,8 @@
 //! parameters and every measured point with medians, spread, marks and latency percentiles.
 
 use crate::model::Metric;
-use crate::runreport::{RunReport, RunRow, RunTable};
-use crate::runview_latency::point_latencies;
-use racehorse_core::{CellResult, Params};
+use crate::run::report::{RunReport, RunRow, RunTable};
+use racehorse_core::Params;
 use racehorse_stats::Summary;
 use serde_json::{json, Value as Json};
 
@@ -26,7 +25,7 @@ fn summary(s: Option<Summary>) -> Json {
     }
 }
 
-fn point(t: &RunTable, row: &RunRow, cells: &[CellResult]) -> Json {
+fn point(t: &RunTable, row: &RunRow) -> Json {
     let metric = |m: Metric| summary(row.metric(m));
     let below: Vec<&str> = row.below.iter().map(|m| m.name()).collect();
     let noisy: Vec<Json> = row
@@ -53,19 +52,19 @@ fn point(t: &RunTable, row: &RunRow, cells: &[CellResult]) -> Json {
         "workload_cpu_s": summary(row.workload_cpu_s),
         "harness_cpu_pct": summary(row.harness_cpu_pct),
         "extra": row.extras.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
-        "latencies": point_latencies(cells, &t.workload, &t.variant, &row.params),
+        "latencies": row.latencies,
     })
 }
 
-/// The run as `show --json` prints it; `cells` are the run's cells (for the latencies).
-/// Summed points (a phased workload's `overall`) are left out, as `show` leaves them out.
-pub fn show_json(r: &RunReport, cells: &[CellResult]) -> String {
+/// The run as `show --json` prints it. Summed points (a phased workload's `overall`) are left
+/// out, as `show` leaves them out.
+pub fn show_json(r: &RunReport) -> String {
     let tables: Vec<Json> = r
         .tables
         .iter()
         .map(|t| {
             let points: Vec<Json> =
-                t.rows.iter().filter(|row| !row.summed).map(|row| point(t, row, cells)).collect();
+                t.rows.iter().filter(|row| !row.summed).map(|row| point(t, row)).collect();
             json!({
                 "workload": t.workload,
                 "variant": t.variant,

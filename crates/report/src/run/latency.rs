@@ -1,10 +1,10 @@
 //! Latency percentiles for `racehorse show`: per point and operation, the histograms of the
 //! ok repetitions merged (so p99 is over every operation of the point, not a median of
-//! per-repetition p99s), as a compact table under each workload's table (`show --latency`)
-//! and in `show --json`.
+//! per-repetition p99s), kept in the run's model, as a compact table under each workload's
+//! table (`show --latency`) and in `show --json`.
 
-use crate::doc::Table;
-use racehorse_core::{CellResult, CellStatus, LatencyHistogram, Params};
+use crate::render::doc::{Cell, Grid};
+use racehorse_core::{CellResult, CellStatus, LatencyHistogram};
 use serde::Serialize;
 
 /// One operation's latencies at one point, over its ok repetitions.
@@ -20,21 +20,11 @@ pub struct OpLatency {
     pub max_ns: u64,
 }
 
-/// The latencies of the point (workload, variant, parameters) among `cells`, by operation
-/// name; empty when its engine times no operations.
-pub fn point_latencies(
-    cells: &[CellResult],
-    workload: &str,
-    variant: &str,
-    params: &Params,
-) -> Vec<OpLatency> {
+/// The latencies of one point from its cells (the ok ones), by operation name; empty when
+/// its engine times no operations.
+pub fn latencies(cells: &[&CellResult]) -> Vec<OpLatency> {
     let mut merged: Vec<(String, LatencyHistogram)> = Vec::new();
-    let ok = cells.iter().filter(|c| {
-        c.status == CellStatus::Ok
-            && c.spec.workload == workload
-            && c.spec.variant == variant
-            && &c.spec.params == params
-    });
+    let ok = cells.iter().filter(|c| c.status == CellStatus::Ok);
     for op in ok.flat_map(|c| &c.latencies) {
         match merged.iter_mut().find(|(name, _)| *name == op.op) {
             Some((_, h)) => h.merge(&op.latency),
@@ -76,16 +66,18 @@ pub fn duration(ns: u64) -> String {
 }
 
 /// The latency table of a section: `#` (the point's row above), operation, count, p50, p90,
-/// p99 and max. "" when no point timed an operation.
-pub fn latency_table(points: &[(usize, Vec<OpLatency>)]) -> String {
+/// p99 and max; None when no point timed an operation.
+pub fn latency_grid(points: &[(usize, &[OpLatency])]) -> Option<Grid> {
     if points.iter().all(|(_, l)| l.is_empty()) {
-        return String::new();
+        return None;
     }
-    let mut t = Table::new(&["#", "operation", "count", "p50", "p90", "p99", "max"], 2);
+    let head = ["#", "operation", "count", "p50", "p90", "p99", "max"];
+    let caption = "latency per operation (all ok repetitions merged)";
+    let mut g = Grid::new("latency", caption, head.map(String::from).to_vec(), 2).compact();
     for (i, lats) in points {
         for (j, l) in lats.iter().enumerate() {
             let first = if j == 0 { i.to_string() } else { String::new() };
-            t.row(vec![
+            let cells = [
                 first,
                 l.op.clone(),
                 l.count.to_string(),
@@ -93,16 +85,17 @@ pub fn latency_table(points: &[(usize, Vec<OpLatency>)]) -> String {
                 duration(l.p90_ns),
                 duration(l.p99_ns),
                 duration(l.max_ns),
-            ]);
+            ];
+            g.rows.push(cells.into_iter().map(Cell::plain).collect());
         }
     }
-    format!("latency per operation (all ok repetitions merged)\n{}", t.render())
+    Some(g)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use racehorse_core::{CellSpec, OpStats, WorkUnit};
+    use racehorse_core::{CellSpec, OpStats, Params, WorkUnit};
 
     fn cell(rep: u32, values: &[u64], status: CellStatus) -> CellResult {
         let spec = CellSpec { workload: "w".into(), params: Params::new(), variant: "default".into(), rep };
@@ -122,12 +115,12 @@ mod tests {
             cell(2, &[5_000_000], CellStatus::Ok),
             cell(3, &[9_000_000_000], CellStatus::Failed),
         ];
-        let l = point_latencies(&cells, "w", "default", &Params::new());
+        let l = latencies(&cells.iter().collect::<Vec<_>>());
         assert_eq!(l.len(), 1);
         assert_eq!((l[0].count, l[0].max_ns), (100, 5_000_000), "the failed repetition is left out");
         assert!((1_000..1_100).contains(&l[0].p50_ns), "within a bucket of 1µs: {}", l[0].p50_ns);
         assert!(l[0].p99_ns <= 1_100, "99 of 100 are fast: {}", l[0].p99_ns);
-        assert!(point_latencies(&cells, "w", "other", &Params::new()).is_empty());
+        assert!(latencies(&[&cells[2]]).is_empty(), "no ok repetition, no latencies");
     }
 
     #[test]
@@ -150,8 +143,10 @@ mod tests {
             p99_ns: 3_000,
             max_ns: 4_000,
         };
-        let t = latency_table(&[(1, vec![l("read"), l("write")]), (2, Vec::new())]);
+        let two = [l("read"), l("write")];
+        let g = latency_grid(&[(1, &two[..]), (2, &[])]).expect("a table");
+        let t = crate::render::doc::to_text(&[crate::render::doc::Block::Table(g)]);
         assert!(t.contains("1  read           3  1.00µs  2.00µs  3.00µs  4.00µs\n   write"), "{t}");
-        assert_eq!(latency_table(&[(1, Vec::new())]), "");
+        assert_eq!(latency_grid(&[(1, &[])]), None);
     }
 }

@@ -2,7 +2,8 @@
 //! scripts, a content-security policy that forbids loading anything, and every string
 //! from the store escaped.
 
-use crate::doc::{Block, Grid};
+use crate::render::doc::{Block, Grid};
+use crate::render::escape::escape_lines;
 use racehorse_chart::escape;
 
 const STYLE: &str = "
@@ -22,6 +23,7 @@ nav ul{columns:2;font-size:.9em}
 figure.chart{margin:1em 0}
 svg{max-width:100%;height:auto}
 p{max-width:70em}
+pre{font-size:.85em;background:#f7f7f7;padding:.5em;overflow-x:auto}
 ";
 
 fn table(g: &Grid) -> String {
@@ -75,6 +77,7 @@ pub fn page(title: &str, blocks: &[Block]) -> String {
             }
             Block::Para(t) => body.push_str(&format!("<p>{}</p>\n", escape(t))),
             Block::Table(g) => body.push_str(&table(g)),
+            Block::Pre(t) => body.push_str(&format!("<pre>{}</pre>\n", escape(&escape_lines(t)))),
             Block::Chart(svg) => body.push_str(&format!("<figure class=\"chart\">{svg}</figure>\n")),
         }
     }
@@ -95,7 +98,7 @@ pub fn page(title: &str, blocks: &[Block]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doc::{Cell, Tone};
+    use crate::render::doc::{Cell, Tone};
 
     #[test]
     fn page_escapes_everything_from_the_store() {

@@ -5,18 +5,16 @@
 //! workload the latency percentiles and the engines' own figures. Only resolved, finite
 //! figures reach a chart, so they alone set its axes; noisy points are drawn pale, not judged.
 
-use crate::compare::{Comparison, MetricCompare, WorkloadTable};
-use crate::items::{has_items, ItemKind};
-use crate::model::{load_axis, params_label, Metric};
-use crate::units::unit_view;
+use crate::compare::comparison::Comparison;
+use crate::compare::items::ItemKind;
+use crate::compare::metric::MetricCompare;
+use crate::compare::table::{has_items, WorkloadTable};
+use crate::model::{load_axis, split_load, x_log2, Metric};
+use crate::render::chart::{truncated, MAX_BARS};
+use crate::render::units::unit_view;
 use racehorse_chart::{Bar, BarChart, LineChart, Series, StackBar, StackGroup, StackedBarChart};
-use racehorse_core::{Params, Value};
 use std::collections::BTreeMap;
 
-pub use crate::runcharts::run_charts;
-
-/// Bar charts show at most this many points; more would be unreadable.
-pub const MAX_BARS: usize = 48;
 /// The latency line chart shows at most this many operations (each a base and a new line).
 const MAX_LATENCY_LINES: usize = 8;
 
@@ -33,26 +31,6 @@ pub fn chart_verdict(m: &MetricCompare) -> racehorse_chart::Verdict {
         (Some(true), Some(g)) if g < 0.0 => V::Worse,
         (Some(_), _) => V::Same,
         (None, _) => V::Untested,
-    }
-}
-
-/// Every load axis counts (clients, threads, connections …): drawn on a log2 axis.
-pub fn x_log2(axis: &str) -> bool {
-    crate::model::LOAD_AXES.contains(&axis)
-}
-
-/// Splits parameters into the load axis value and the rest (the series key).
-pub(crate) fn split_load(p: &Params, axis: &str, columns: &[String]) -> Option<(f64, String)> {
-    let x = p.get(axis).and_then(Value::as_f64)?;
-    let others: Vec<String> = columns.iter().filter(|c| c.as_str() != axis).cloned().collect();
-    Some((x, params_label(p, &others)))
-}
-
-pub(crate) fn truncated(title: String, shown: usize, total: usize) -> String {
-    if total > shown {
-        format!("{title} (first {shown} of {total} points)")
-    } else {
-        title
     }
 }
 
@@ -232,7 +210,7 @@ fn latency_scaling(c: &Comparison, t: &WorkloadTable) -> Option<String> {
             }
         }
     }
-    let (unit, scale) = crate::itemlayout::latency_unit(max_ns);
+    let (unit, scale) = crate::compare::item_layout::latency_unit(max_ns);
     for row in &t.rows {
         let Some((x, key)) = split_load(&row.params, &axis, &t.columns) else { continue };
         for (side, cell) in row.sides.iter().enumerate() {
@@ -358,7 +336,8 @@ pub fn compare_charts(c: &Comparison, t: &WorkloadTable) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{compare, CompareOptions};
+    use crate::compare::comparison::compare;
+    use crate::compare::metric::CompareOptions;
     use crate::synth::{synthetic_side, Shape};
 
     /// seed 000's relative-performance chart: one line per CPU count over the load axis.
