@@ -23,6 +23,7 @@ mod kvm_cli;
 mod layout_cli;
 mod micro_cli;
 mod mix_cli;
+mod module_graph;
 mod net_cli;
 mod oltp_cli;
 mod pace_cli;

@@ -71,7 +71,7 @@ fn quiet_on_closed_pipe(cmd: &Command) {
 /// generated from the engines. Parsing, completions and man pages all use this one.
 pub fn full_command() -> clap::Command {
     let engines = racehorse_engines::registry();
-    let presets: Vec<&str> = racehorse_runner::presets::PRESETS.iter().map(|p| p.0).collect();
+    let presets: Vec<&str> = racehorse_runner::suite::presets::PRESETS.iter().map(|p| p.0).collect();
     Cli::command().mut_subcommand("run", |run| shortcuts::augment(run, engines, &presets))
 }
 

@@ -51,7 +51,7 @@ pub use info::{Caps, EngineInfo, Shortcut, ShortcutForm, Tool};
 pub use options::{OptKind, OptionSpec};
 pub use racehorse_core::{AreaRule, Figure, SummaryArea};
 pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};
-pub use registry::{find, fresh_process_entry, pace_option_refused, paced_engines, ready, registry};
+pub use registry::{find, fresh_process_entry, paced_engines, ready, registry};
 pub use support::forked::enable_fresh_process;
 
 use racehorse_core::{CellSpec, Params, Value, WorkUnit};

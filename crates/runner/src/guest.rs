@@ -7,6 +7,7 @@
 use crate::exec::{tell, Emit, Runner};
 use crate::guest_vm::{self, FromGuest, HostEdge, Vm, VmSpec};
 use crate::plan::{Plan, PlannedCell};
+use crate::suite::harness::WHERE;
 use crate::window_check::cpu_resolution;
 use racehorse_core::event::CellPhase;
 use racehorse_core::virt::{VirtCpu, GUEST_CPU};
@@ -20,11 +21,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// The parameter that says where a cell runs: `host` (bare metal, the default) or `guest`.
-pub const WHERE: &str = "where";
-/// Its values.
-pub const WHERE_VALUES: [&str; 2] = ["host", "guest"];
-
 /// Guest memory unless $RACEHORSE_GUEST_MEM_MIB says otherwise.
 pub const DEFAULT_MEM_MIB: u64 = 1024;
 /// The longest a guest may take from QEMU's start to its first message.
@@ -34,14 +30,6 @@ const CELL_MARGIN: Duration = Duration::from_secs(120);
 
 /// Set inside a guest (by `guest-init`): cells run here, whatever their `where`.
 pub static INSIDE_GUEST: AtomicBool = AtomicBool::new(false);
-
-/// Checks a `where` value (`host`, `guest`).
-pub fn check_where(v: Value) -> Result<Value, String> {
-    match &v {
-        Value::Str(s) if WHERE_VALUES.contains(&s.as_str()) => Ok(v),
-        _ => Err(format!("where = {v}: expected host or guest (a KVM guest of this machine)")),
-    }
-}
 
 /// True when `spec` runs in a guest from here.
 pub fn wants_guest(spec: &CellSpec) -> bool {
@@ -333,6 +321,5 @@ mod tests {
         assert_eq!(v.guest_view.user_s, 2.0);
         assert!(!r.quality.below(racehorse_core::quality::CPU) || hz > 1000.0, "{:?}", r.quality);
         assert!(r.virt_guest_per_unit().is_some());
-        assert!(check_where(Value::Str("moon".into())).is_err());
     }
 }

@@ -318,7 +318,7 @@ impl RawVariant {
         let mem_limit_bytes = self
             .mem_limit
             .as_deref()
-            .map(crate::suite::mem_limit_value)
+            .map(super::values::mem_limit_value)
             .transpose()
             .map_err(|e| format!("mem_limit: {e}"))?;
         let volume = self.volume.map(|v| v.into_spec()).transpose()?;

@@ -3,8 +3,9 @@
 //! cell per load point, each numbered as it runs, until the engine's stop rule ends the ramp
 //! or the run is interrupted.
 
+use super::cell::{run_point, Progress};
+use super::runner::{Emit, Runner};
 use crate::error::RunError;
-use crate::exec::{run_point, Emit, Progress, Runner};
 use crate::plan::PlannedCell;
 use racehorse_machine::guard::Guard;
 use std::sync::atomic::Ordering;

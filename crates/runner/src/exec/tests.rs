@@ -2,10 +2,16 @@
 //! adaptive repetitions, the warm-up and interrupts.
 
 use super::*;
+use crate::error::RunError;
+use crate::plan::Plan;
 use crate::sinks::Sink;
 use crate::suite::Suite;
+use racehorse_core::{CellResult, Event, RunStatus};
 use racehorse_engines::FakeClock;
+use racehorse_machine::guard::Guard;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 #[derive(Default)]
 pub(crate) struct Collect(pub(crate) Vec<Event>);

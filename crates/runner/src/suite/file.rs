@@ -1,111 +1,18 @@
 //! Suite files (TOML): workloads with their options as axes (lists), variants, runtime,
 //! warmup and repetitions. Every mistake is reported with file:line:col and what is valid.
 
-use crate::duration::{parse_duration, seconds};
-use crate::variant::{Order, RawVariant, Variant};
+use super::model::{engine_names, Suite, SuiteError, WorkloadEntry};
+use super::values::{cpus_value, duration_value, max_reps_ok, mem_limit_value, reps_value, target_ci_pct_ok};
+use super::values::{Adaptive, MAX_REPS, MIN_REPS};
+use super::variant::{Order, RawVariant, Variant};
 use racehorse_core::Value;
-use racehorse_engines::{find, registry, OptionSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 use toml::Spanned;
-
-/// A suite problem, located in its file when it comes from one.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{origin}{msg}")]
-pub struct SuiteError {
-    /// "file:line:col: " or "" for command-line input.
-    pub origin: String,
-    pub msg: String,
-}
-
-impl SuiteError {
-    pub fn usage(msg: impl Into<String>) -> Self {
-        SuiteError { origin: String::new(), msg: msg.into() }
-    }
-    /// An error at a place recorded in [`Suite::origins`] ("" when unknown).
-    pub fn with_origin(origin: Option<&String>, msg: impl Into<String>) -> Self {
-        SuiteError { origin: origin.cloned().unwrap_or_default(), msg: msg.into() }
-    }
-    fn at(file: &str, text: &str, offset: usize, msg: impl Into<String>) -> Self {
-        let (line, col) = line_col(text, offset);
-        SuiteError { origin: format!("{file}:{line}:{col}: "), msg: msg.into() }
-    }
-}
-
-/// 1-based line and column of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map_or(before.chars().count(), |i| before[i + 1..].chars().count()) + 1;
-    (line, col)
-}
 
 /// Keys of a `[[workload]]` table that belong to the runner, not the engine.
 const RUNNER_KEYS: &[&str] = &["engine", "runtime", "warmup", "reps", "cpus", "variants"];
-
-/// One workload of a suite, validated against its engine's option table. Every engine
-/// option has at least one value (defaults filled in); more than one makes it an axis.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkloadEntry {
-    pub engine: String,
-    pub axes: BTreeMap<String, Vec<Value>>,
-    pub runtime: Option<Duration>,
-    pub warmup: Option<Duration>,
-    pub reps: Option<u32>,
-    pub cpus: Option<Vec<u32>>,
-    /// The variants this workload runs under; None = all of the suite's.
-    pub variants: Option<Vec<String>>,
-}
-
-/// A whole suite, ready for planning.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Suite {
-    pub name: String,
-    pub runtime: Duration,
-    pub warmup: Duration,
-    pub reps: u32,
-    /// Online-CPU axis; empty means "all CPUs online now".
-    pub cpus: Vec<u32>,
-    /// Where disk workloads write; None = the system temp dir.
-    pub dir: Option<PathBuf>,
-    pub drop_caches: bool,
-    /// Memory limit for the whole run (cgroup), in bytes; None = no limit.
-    pub mem_limit_bytes: Option<u64>,
-    /// `reps = "auto"`: repeat points until their interval is narrow enough.
-    pub adaptive: Option<crate::adaptive::Adaptive>,
-    pub workloads: Vec<WorkloadEntry>,
-    pub variants: Vec<Variant>,
-    /// How cells of several variants are ordered.
-    pub order: Order,
-    /// Seed of the random order; None = chosen when the plan is made (and recorded).
-    pub seed: Option<u64>,
-    /// Where the suite's own `cpus` and each `[[workload]]` stand in its file
-    /// ("file:line:col: "; keys `cpus` and `workload.N`), for errors found when planning.
-    pub origins: std::collections::BTreeMap<String, String>,
-}
-
-impl Default for Suite {
-    fn default() -> Self {
-        Suite {
-            name: "custom".into(),
-            runtime: Duration::from_secs(20),
-            warmup: Duration::from_secs(4),
-            reps: 1,
-            cpus: Vec::new(),
-            dir: None,
-            drop_caches: true,
-            mem_limit_bytes: None,
-            adaptive: None,
-            workloads: Vec::new(),
-            variants: Vec::new(),
-            order: Order::default(),
-            seed: None,
-            origins: Default::default(),
-        }
-    }
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -129,7 +36,7 @@ struct RawSuite {
 }
 
 /// Converts a TOML scalar to a parameter value.
-pub fn toml_scalar(v: &toml::Value) -> Option<Value> {
+fn toml_scalar(v: &toml::Value) -> Option<Value> {
     Some(match v {
         toml::Value::Integer(i) => Value::Int(*i),
         toml::Value::Float(f) => Value::Float(*f),
@@ -137,98 +44,6 @@ pub fn toml_scalar(v: &toml::Value) -> Option<Value> {
         toml::Value::Boolean(b) => Value::Bool(*b),
         _ => return None,
     })
-}
-
-fn too_long(text: &str) -> String {
-    format!("{text} s is not a duration racehorse can run (at most 7 days, e.g. \"20s\")")
-}
-
-fn duration_value(v: &toml::Value) -> Result<Duration, String> {
-    match v {
-        toml::Value::Integer(i) if *i >= 0 => seconds(*i as f64).ok_or_else(|| too_long(&i.to_string())),
-        toml::Value::Float(f) if *f >= 0.0 => seconds(*f).ok_or_else(|| too_long(&f.to_string())),
-        toml::Value::String(s) => parse_duration(s)
-            .ok_or_else(|| format!("'{s}' is not a duration (e.g. 20s, 500ms, 2m; at most 7 days)")),
-        other => Err(format!("{other} is not a duration (e.g. \"20s\")")),
-    }
-}
-
-/// Parses a CPU-count axis: an integer or a list of integers, each ≥ 1.
-fn cpus_value(v: &toml::Value) -> Result<Vec<u32>, String> {
-    let items: Vec<&toml::Value> = match v {
-        toml::Value::Array(a) => a.iter().collect(),
-        one => vec![one],
-    };
-    let cpus: Result<Vec<u32>, String> = items
-        .iter()
-        .map(|i| match i.as_integer().and_then(|n| u32::try_from(n).ok()) {
-            Some(n) if n >= 1 => Ok(n),
-            _ => Err(format!("cpus: {i} is not a CPU count (an integer >= 1)")),
-        })
-        .collect();
-    let cpus = cpus?;
-    if cpus.is_empty() {
-        return Err("cpus: the list is empty".into());
-    }
-    Ok(cpus)
-}
-
-/// Valid engine names, for error messages.
-pub fn engine_names() -> String {
-    registry().iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
-}
-
-impl WorkloadEntry {
-    /// Validates `values` (option name → one or more values) against the engine's option
-    /// table and fills in defaults.
-    pub fn new(engine: &str, values: BTreeMap<String, Vec<Value>>) -> Result<Self, String> {
-        let eng = find(engine)
-            .ok_or_else(|| format!("unknown workload '{engine}'; valid workloads: {}", engine_names()))?;
-        let table = eng.options();
-        let mut axes = BTreeMap::new();
-        for (name, vals) in values {
-            if name == crate::guest::WHERE {
-                let checked: Result<Vec<Value>, String> =
-                    vals.into_iter().map(crate::guest::check_where).collect();
-                axes.insert(name, checked?);
-                continue;
-            }
-            let spec =
-                table.iter().find(|o| o.name == name).ok_or_else(|| unknown_option(engine, &name, table))?;
-            if vals.is_empty() {
-                return Err(format!("option '{name}': the list is empty"));
-            }
-            let checked: Result<Vec<Value>, String> = vals.into_iter().map(|v| spec.check(v)).collect();
-            axes.insert(name, checked?);
-        }
-        for o in table {
-            if !axes.contains_key(o.name) {
-                if let Some(d) = o.default_value() {
-                    axes.insert(o.name.to_string(), vec![d]);
-                }
-            }
-        }
-        Ok(WorkloadEntry {
-            engine: engine.to_string(),
-            axes,
-            runtime: None,
-            warmup: None,
-            reps: None,
-            cpus: None,
-            variants: None,
-        })
-    }
-}
-
-fn unknown_option(engine: &str, name: &str, table: &[OptionSpec]) -> String {
-    if let Some(refused) = racehorse_engines::pace_option_refused(engine, name) {
-        return refused;
-    }
-    let valid: Vec<&str> = table.iter().map(|o| o.name).collect();
-    format!(
-        "workload '{engine}' has no option '{name}'; valid options: {} (and runtime, warmup, reps, cpus, where)",
-        valid.join(", ")
-    )
 }
 
 fn workload_from_table(t: &toml::Table) -> Result<WorkloadEntry, String> {
@@ -270,13 +85,6 @@ fn variant_names(v: &toml::Value) -> Result<Vec<String>, String> {
     }
 }
 
-fn reps_value(v: &toml::Value) -> Result<u32, String> {
-    match v.as_integer().and_then(|n| u32::try_from(n).ok()) {
-        Some(n) if (1..=1000).contains(&n) => Ok(n),
-        _ => Err(format!("reps: {v} is not a repetition count (1..1000) or \"auto\"")),
-    }
-}
-
 impl Suite {
     /// Parses suite text; `file` names it in error messages.
     pub fn parse(file: &str, text: &str) -> Result<Suite, SuiteError> {
@@ -299,8 +107,8 @@ impl Suite {
         }
         if let Some(v) = raw.reps {
             if v.get_ref().as_str() == Some("auto") {
-                suite.reps = crate::adaptive::MIN_REPS;
-                suite.adaptive = Some(crate::adaptive::Adaptive::default());
+                suite.reps = MIN_REPS;
+                suite.adaptive = Some(Adaptive::default());
             } else {
                 suite.reps = reps_value(v.get_ref()).map_err(|e| at(v.span().start, e))?;
             }
@@ -309,12 +117,12 @@ impl Suite {
             if let Some(m) = raw.max_reps {
                 a.max_reps = u32::try_from(*m.get_ref())
                     .ok()
-                    .filter(|n| (crate::adaptive::MIN_REPS..=1000).contains(n))
-                    .ok_or_else(|| at(m.span().start, "max_reps: use 3..1000".into()))?;
+                    .filter(|n| max_reps_ok(*n))
+                    .ok_or_else(|| at(m.span().start, format!("max_reps: use {MIN_REPS}..{MAX_REPS}")))?;
             }
             if let Some(t) = raw.target_ci_pct {
                 let pct = *t.get_ref();
-                if !(pct > 0.0 && pct < 100.0) {
+                if !target_ci_pct_ok(pct) {
                     return Err(at(t.span().start, format!("target_ci_pct: {pct} is not in (0, 100)")));
                 }
                 a.target_half_width = pct / 100.0;
@@ -360,19 +168,6 @@ impl Suite {
     }
 }
 
-/// The smallest memory limit accepted: below it the harness itself would not fit.
-pub const MIN_MEM_LIMIT_BYTES: u64 = 16 << 20;
-
-/// Parses a memory limit such as `512M` or `2g` (k/m/g = powers of 1024).
-pub fn mem_limit_value(text: &str) -> Result<u64, String> {
-    let bytes = racehorse_engines::options::parse_size(text)
-        .ok_or_else(|| format!("'{text}' is not a size; write e.g. \"512M\" or \"2G\""))?;
-    if bytes < MIN_MEM_LIMIT_BYTES {
-        return Err(format!("'{text}' is below the smallest limit, {} MiB", MIN_MEM_LIMIT_BYTES >> 20));
-    }
-    Ok(bytes)
-}
-
 fn parse_variants(
     raw: Vec<Spanned<RawVariant>>,
     at: &dyn Fn(usize, String) -> SuiteError,
@@ -416,6 +211,7 @@ fn check_workload_variants(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     const GOOD: &str = r#"
 name = "demo"
@@ -579,11 +375,5 @@ sysctl = { "vm.swappiness" = 10 }
         let s = Suite::parse("s.toml", "mem_limit = \"512M\"\n[[workload]]\nengine=\"null\"").unwrap();
         assert_eq!(s.mem_limit_bytes, Some(512 << 20));
         assert_eq!(Suite::parse("s.toml", "[[workload]]\nengine=\"null\"").unwrap().mem_limit_bytes, None);
-    }
-
-    #[test]
-    fn line_col_counts_from_one() {
-        assert_eq!(line_col("ab\ncd", 0), (1, 1));
-        assert_eq!(line_col("ab\ncd", 4), (2, 2));
     }
 }

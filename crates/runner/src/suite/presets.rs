@@ -16,7 +16,7 @@
 //!
 //! The others are the same on every machine.
 
-use crate::suite::{Suite, SuiteError};
+use super::model::{Suite, SuiteError};
 use racehorse_core::Value;
 
 /// Names and one-line descriptions of the presets.
@@ -81,18 +81,18 @@ pub const REFERENCE_CPUS: u32 = 16;
 
 /// Each preset's file, in the order of [`PRESETS`].
 const FILES: &[(&str, &str)] = &[
-    ("quick", include_str!("../presets/quick.toml")),
-    ("quick-fileserver", include_str!("../presets/quick-fileserver.toml")),
-    ("standard", include_str!("../presets/standard.toml")),
-    ("disk-configs", include_str!("../presets/disk-configs.toml")),
-    ("disk-regression", include_str!("../presets/disk-regression.toml")),
-    ("hotplug", include_str!("../presets/hotplug.toml")),
-    ("lmbench", include_str!("../presets/lmbench.toml")),
-    ("net", include_str!("../presets/net.toml")),
-    ("reaim", include_str!("../presets/reaim.toml")),
-    ("compute", include_str!("../presets/compute.toml")),
-    ("compute-standard", include_str!("../presets/compute-standard.toml")),
-    ("java-heap-gc", include_str!("../presets/java-heap-gc.toml")),
+    ("quick", include_str!("../../presets/quick.toml")),
+    ("quick-fileserver", include_str!("../../presets/quick-fileserver.toml")),
+    ("standard", include_str!("../../presets/standard.toml")),
+    ("disk-configs", include_str!("../../presets/disk-configs.toml")),
+    ("disk-regression", include_str!("../../presets/disk-regression.toml")),
+    ("hotplug", include_str!("../../presets/hotplug.toml")),
+    ("lmbench", include_str!("../../presets/lmbench.toml")),
+    ("net", include_str!("../../presets/net.toml")),
+    ("reaim", include_str!("../../presets/reaim.toml")),
+    ("compute", include_str!("../../presets/compute.toml")),
+    ("compute-standard", include_str!("../../presets/compute-standard.toml")),
+    ("java-heap-gc", include_str!("../../presets/java-heap-gc.toml")),
 ];
 
 /// `java-heap-gc`'s tight heap: this much plus [`JAVA_HEAP_PER_WAREHOUSE_MIB`] per warehouse,
@@ -124,10 +124,12 @@ pub fn preset_text(name: &str, all_cpus: u32) -> Option<String> {
     Some(out)
 }
 
-/// The parsed preset, fitted to a machine with `all_cpus` CPUs.
+/// The parsed preset, fitted to a machine with `all_cpus` CPUs and marked as the preset
+/// ([`Suite::preset`]).
 pub fn preset(name: &str, all_cpus: u32) -> Option<Result<Suite, SuiteError>> {
     let text = preset_file(name)?;
-    Some(load(name, text, all_cpus).map(|(suite, _)| suite))
+    let fitted = load(name, text, all_cpus);
+    Some(fitted.map(|(suite, _)| Suite { preset: Some(name.to_string()), ..suite }))
 }
 
 /// What fitting preset `name` to this machine left out and why (`[[workload]] 8 (paging)
