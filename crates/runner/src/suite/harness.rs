@@ -4,7 +4,7 @@
 //! One table, checked here once for suite files and the command line alike.
 
 use racehorse_core::Value;
-use racehorse_engines::support::pace;
+use racehorse_engines::pace_options as pace;
 
 /// The parameter that says where a cell runs: `host` (bare metal, the default) or `guest`.
 pub const WHERE: &str = "where";
