@@ -51,14 +51,8 @@ pub use info::{Caps, EngineInfo, Shortcut, ShortcutForm, Tool};
 pub use options::{OptKind, OptionSpec};
 pub use racehorse_core::{AreaRule, Figure, SummaryArea};
 pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};
-pub use registry::{find, fresh_process_entry, paced_engines, ready, registry};
+pub use registry::{find, fresh_process_entry, pace_options, paced_engines, ready, registry};
 pub use support::forked::enable_fresh_process;
-
-/// The pacing options every paced engine takes (`rate`, `qos`), for the runner's table of
-/// harness options.
-pub mod pace_options {
-    pub use crate::support::pace::{QOS, RATE};
-}
 
 use racehorse_core::{CellSpec, Params, Value, WorkUnit};
 use std::path::PathBuf;

@@ -89,6 +89,12 @@ fn loopback_works() -> std::io::Result<()> {
     std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(2)).map(|_| ())
 }
 
+/// The pacing options every paced engine takes (`rate`, `qos`), for the runner's table of
+/// harness options.
+pub mod pace_options {
+    pub use crate::support::pace::{QOS, RATE};
+}
+
 #[cfg(test)]
 #[path = "registry_tests.rs"]
 mod figure_tests;
