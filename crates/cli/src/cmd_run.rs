@@ -239,7 +239,11 @@ fn print_plan(plan: &Plan) {
 pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
     refuse_central(cli)?;
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
-    let store = Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+    // A damaged store is refused here, before anything is measured (exit 1).
+    let store = Store::open(&path).map_err(|e| match e {
+        racehorse_store::StoreError::NotAStore { .. } => Failure::usage(e),
+        e => anyhow::anyhow!("opening the store {}: {e}", path.display()).into(),
+    })?;
     let _ = store.mark_abandoned_runs();
     Ok(store)
 }

@@ -7,6 +7,7 @@ mod cells;
 pub mod error;
 pub mod export;
 pub mod fleet;
+pub mod health;
 pub mod import;
 pub mod ledger;
 pub mod query;
