@@ -368,7 +368,7 @@ pub struct RunArgs {
     pub wait: bool,
     /// Other processes' CPU (plus steal), in percent of one CPU averaged over a window, above
     /// which a cell is marked noisy and kept out of significant verdicts
-    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent_of_a_cpu)]
     pub noise_threshold: f64,
     /// Do not run the first cell once, unmeasured, before the first measured window
     #[arg(long)]
@@ -451,4 +451,13 @@ pub struct WorkloadsArgs {
 pub enum WorkloadsSub {
     /// Show one engine's options: name, kind, default, help
     Show { name: String },
+}
+
+/// `--noise-threshold PCT`: a number in (0, 100], checked when the command line is parsed so
+/// that `--dry-run` refuses NaN and infinities too (issue 47, case 8).
+fn percent_of_a_cpu(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{text}: use a percentage in (0, 100], e.g. 5")),
+    }
 }

@@ -433,7 +433,7 @@ fn execute_plan(cli: &Cli, a: &RunArgs, store: &Store, req: &RunRequest, signals
     cmd_show::print_finished_run(store, &run_id.to_string())?;
     eprintln!(
         "run {run_id} ({}): {} — {} ok, {} failed",
-        req.label,
+        racehorse_report::escape::escape_control(&req.label),
         report.status.as_str(),
         outcome.ok,
         outcome.failed

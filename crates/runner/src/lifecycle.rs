@@ -260,6 +260,20 @@ pub fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The label and every planned cell's names and parameters within the store's limits
+/// (`racehorse_store::limits`), so that what the run stores can be listed, exported,
+/// imported and loaded: a usage error before anything else.
+pub fn check_texts(req: &RunRequest) -> Result<(), RunError> {
+    if let Some(why) = racehorse_store::limits::label_problem(&req.label) {
+        return Err(RunError::Usage(format!("--label: {why}; give a shorter one")));
+    }
+    let problem = req.plan.cells.iter().find_map(|c| racehorse_store::limits::spec_problem(&c.spec));
+    match problem {
+        Some(why) => Err(RunError::Usage(format!("{why}; shorten it in the suite or on the command line"))),
+        None => Ok(()),
+    }
+}
+
 /// Under the lock: restores what killed runs and daemons left, removes their work
 /// directories, and checks this run's directories and cells.
 fn prepare(req: &RunRequest, sinks: &mut [&mut dyn Sink]) -> Result<(), RunError> {
@@ -304,7 +318,8 @@ fn record_run(req: &RunRequest, store: &Store, excl: &exclusivity::Exclusivity) 
         .create_run(&NewRun {
             label: req.label.clone(),
             host: environment.hostname.clone(),
-            command: req.command.clone(),
+            command: racehorse_store::limits::clip(&req.command, racehorse_store::limits::MAX_TEXT)
+                .into_owned(),
             suite_json: suite_json(&req.plan),
             env_json: serde_json::to_string(&environment).unwrap_or_default(),
             exclusivity_json: serde_json::to_string(excl).unwrap_or_default(),
@@ -351,6 +366,7 @@ pub fn run(
     signals: &StopSignals,
     sinks: &mut [&mut dyn Sink],
 ) -> Result<RunReport, RunError> {
+    check_texts(req)?;
     let _lock = take_lock(req, signals, sinks)?;
     prepare(req, sinks)?;
     let excl = exclusivity::check(&req.root, Duration::from_millis(300));
@@ -380,7 +396,11 @@ pub fn run(
     let restored = guard.restore();
     let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);
     let finished = store.finish_run(run_id, status);
-    restored.context("restoring the machine state")?;
+    restored.map_err(|source| RunError::RestoreFailed {
+        source,
+        signal: signals.signal(),
+        state_file: req.state_file.clone(),
+    })?;
     let verified = guard.verify_restored().map_err(RunError::NotRestored)?;
     // The cell's own error first: it says what was lost and where it was kept.
     let outcome = match outcome {

@@ -149,6 +149,14 @@ pub fn parse_export_value(doc: &Json) -> std::result::Result<ExportedRun, Import
                 .map_err(|e| field(&format!("cells[{i}]"), e.to_string()))
         })
         .collect::<std::result::Result<Vec<_>, _>>()?;
+    if let Some(why) = crate::limits::run_problem(&run) {
+        return Err(field("run", why));
+    }
+    if let Some((i, why)) =
+        cells.iter().enumerate().find_map(|(i, c)| crate::limits::cell_problem(c).map(|w| (i, w)))
+    {
+        return Err(field(&format!("cells[{i}]"), why));
+    }
     Ok(ExportedRun {
         run,
         source_id: int(r, "id")?,

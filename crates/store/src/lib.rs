@@ -10,6 +10,7 @@ pub mod fleet;
 pub mod health;
 pub mod import;
 pub mod ledger;
+pub mod limits;
 pub mod query;
 mod resolve;
 pub mod schema;
