@@ -169,14 +169,17 @@ fn a_kept_cell_is_imported_into_its_run() {
     cell.units = 42.0;
     cell.window = racehorse_core::Nanos(1_000_000_000);
     let kept = sb.dir.path().join("run1-cell1.json");
-    let doc =
-        serde_json::json!({"format": "racehorse-cell", "version": 1, "run_id": 1, "idx": 1, "cell": cell});
+    let export: serde_json::Value = serde_json::from_slice(&sb.run(&["export", "null"]).stdout).unwrap();
+    let uuid = export["run"]["uuid"].as_str().unwrap();
+    let doc = serde_json::json!({"format": "racehorse-cell", "version": 2, "run_uuid": uuid, "run_id": 1, "idx": 1,
+                                 "cell": cell});
     std::fs::write(&kept, doc.to_string()).unwrap();
     let bad = sb.dir.path().join("bad.json");
     std::fs::write(&bad, "{\"format\": \"racehorse-run\"}").unwrap();
     let refused = sb.run(&["import", bad.to_str().unwrap()]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(text(&refused).contains("export version null is not known"), "{}", text(&refused));
+    assert!(text(&refused).contains("nothing was imported"), "{}", text(&refused));
     let imported = sb.run(&["import", kept.to_str().unwrap()]);
     assert!(imported.status.success(), "{}", text(&imported));
     let cells = sb.cells("null");

@@ -262,8 +262,9 @@ pub struct CompareArgs {
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// `racehorse export RUN --format json` files (each becomes a new run; a run already in
-    /// the store is not loaded twice), or files named by a run's error ("the measured cell is
-    /// kept in FILE")
+    /// the store is not loaded twice, a later export of it adds its new cells and status), or
+    /// files named by a run's error ("the measured cell is kept in FILE"). Every file is
+    /// checked before anything is written
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }

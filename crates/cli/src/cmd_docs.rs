@@ -69,7 +69,7 @@ pub fn write_pages(cmd: &clap::Command, dir: &Path) -> std::io::Result<Vec<PathB
     }
     let (name, text) = page(cmd)?;
     let path = dir.join(name);
-    std::fs::write(&path, text)?;
+    racehorse_store::files::write_atomic(&path, &text)?;
     written.push(path);
     Ok(written)
 }

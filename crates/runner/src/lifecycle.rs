@@ -18,6 +18,7 @@ use racehorse_engines::{CellContext, RealClock};
 use racehorse_machine::lock::{LockError, MachineLock};
 use racehorse_machine::recovery::recover_all;
 use racehorse_machine::{cpuctl, env, exclusivity, Guard, StopSignals, SysRoot};
+use racehorse_store::spill::keep_cell;
 use racehorse_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -70,20 +71,26 @@ pub struct RunReport {
 pub struct StoreSink<'a> {
     pub store: &'a Store,
     pub run_id: i64,
+    /// The run's uuid, which a cell kept outside the store names (`racehorse_store::spill`).
+    pub run_uuid: String,
 }
 
 impl Sink for StoreSink<'_> {
     fn event(&mut self, e: &Event) -> Result<(), RunError> {
         if let Event::CellFinished { index, result } = e {
             if let Err(source) = self.store.insert_cell(self.run_id, *index, result) {
-                let kept = match spill_cell(Path::new(self.store.path()), self.run_id, *index, result) {
+                let store = Path::new(self.store.path());
+                let kept = match keep_cell(store, self.run_id, &self.run_uuid, *index, result) {
                     Ok(file) => format!(
                         "the measured cell is kept in {}; load it with `racehorse import {}` once the store can \
                          be written",
                         file.display(),
                         file.display()
                     ),
-                    Err(why) => format!("and it could not be kept anywhere else either: {why}"),
+                    Err(tries) => format!(
+                        "and it could not be kept anywhere else either: {}",
+                        RunError::NotKept { tries }
+                    ),
                 };
                 return Err(RunError::CellNotStored {
                     cell: result.spec.label(),
@@ -94,39 +101,6 @@ impl Sink for StoreSink<'_> {
         }
         Ok(())
     }
-}
-
-/// The `format` of a cell kept outside the store (see docs/formats.md).
-pub const SPILL_FORMAT: &str = "racehorse-cell";
-
-/// Writes a cell the store refused as JSON, beside the store, else in the temporary
-/// directory: the first place that takes it. Returns the file.
-pub fn spill_cell(
-    store: &Path,
-    run_id: i64,
-    idx: usize,
-    cell: &racehorse_core::CellResult,
-) -> Result<PathBuf, RunError> {
-    let doc = serde_json::json!({
-        "format": SPILL_FORMAT,
-        "version": 1,
-        "store": store.display().to_string(),
-        "run_id": run_id,
-        "idx": idx,
-        "cell": cell,
-    });
-    let name = format!("run{run_id}-cell{idx}-{}.json", std::process::id());
-    let beside = PathBuf::from(format!("{}.spill", store.display()));
-    let mut tries = Vec::new();
-    for dir in [beside, std::env::temp_dir().join("racehorse-spill")] {
-        let file = dir.join(&name);
-        let wrote = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, doc.to_string()));
-        match wrote {
-            Ok(()) => return Ok(file),
-            Err(e) => tries.push((file, e)),
-        }
-    }
-    Err(RunError::NotKept { tries })
 }
 
 /// The store first, then the caller's sinks (progress, JSON lines).
@@ -391,7 +365,8 @@ pub fn run(
         noise_threshold: req.noise_threshold,
         warm_up: req.warm_up,
     };
-    let mut fanout = Fanout { store: StoreSink { store, run_id }, rest: sinks };
+    let run_uuid = store.run(run_id).ok().flatten().map(|r| r.uuid).unwrap_or_default();
+    let mut fanout = Fanout { store: StoreSink { store, run_id, run_uuid }, rest: sinks };
     let outcome = execute(&runner, &req.plan, &mut guard, &mut [&mut fanout], run_id, &req.label);
     let restored = guard.restore();
     let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);

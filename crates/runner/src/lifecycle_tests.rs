@@ -265,7 +265,8 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
         rep: 1,
     };
     let cell = racehorse_core::CellResult::empty(spec, racehorse_core::WorkUnit::Ops);
-    let mut sink = StoreSink { store: &read_only, run_id };
+    let run_uuid = b.store.run(run_id).unwrap().unwrap().uuid;
+    let mut sink = StoreSink { store: &read_only, run_id, run_uuid: run_uuid.clone() };
     let e = sink
         .event(&Event::CellFinished { index: 3, result: Box::new(cell.clone()) })
         .unwrap_err()
@@ -276,8 +277,9 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(
         (doc["format"].as_str(), doc["run_id"].as_i64(), doc["idx"].as_u64()),
-        (Some(SPILL_FORMAT), Some(run_id), Some(3))
+        (Some(racehorse_store::spill::SPILL_FORMAT), Some(run_id), Some(3))
     );
+    assert_eq!(doc["run_uuid"].as_str(), Some(run_uuid.as_str()));
     let back: racehorse_core::CellResult = serde_json::from_value(doc["cell"].clone()).unwrap();
     assert_eq!(back, cell);
 }

@@ -36,6 +36,13 @@ pub enum StoreError {
     )]
     Damaged { path: String, detail: String },
 
+    /// A kept cell (`racehorse import`) whose run is not in this store.
+    #[error(
+        "the kept cell belongs to {run}, which is not in the store {store} (it was kept for \
+         {kept_for}); import it into that store with --db"
+    )]
+    NotItsStore { run: String, kept_for: String, store: String },
+
     /// A schema migration step failed; the database stays at the previous version.
     #[error("cannot migrate the store {path} to schema version {version}: {source}")]
     Migration { path: String, version: i64, source: rusqlite::Error },

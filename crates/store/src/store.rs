@@ -263,6 +263,11 @@ impl Store {
         Ok(Store { conn, path })
     }
 
+    /// SQLite's quick check of the whole store (see [`crate::health::quick_check`]).
+    pub fn quick_check(&self) -> Result<()> {
+        crate::health::quick_check(&self.conn, &self.path)
+    }
+
     /// Where the database lives (as given to `open`, or `:memory:`).
     pub fn path(&self) -> &str {
         &self.path
