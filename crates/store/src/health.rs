@@ -8,14 +8,21 @@ use rusqlite::{Connection, ErrorCode};
 /// Most problems the quick check lists in the error (it stops after as many).
 const MAX_PROBLEMS: usize = 3;
 
+/// How much of the store the check maps at most (SQLite caps it at its own limit).
+const CHECK_MMAP_BYTES: u64 = 1 << 31;
+
 /// Runs `PRAGMA quick_check` on `conn` (the store at `path`): Ok when SQLite answers "ok",
 /// else [`StoreError::Damaged`] with the first problems it found; a file that is no SQLite
 /// database at all is [`StoreError::NotAStore`].
 pub fn quick_check(conn: &Connection, path: &str) -> Result<()> {
+    // Through a memory map the kernel reads ahead: the check visits every page, and read one
+    // 4 KiB page at a time a large store took five times as long (docs/formats.md, "Limits").
+    let _ = conn.query_row(&format!("PRAGMA mmap_size = {CHECK_MMAP_BYTES}"), [], |_| Ok(()));
     let pragma = format!("PRAGMA quick_check({MAX_PROBLEMS})");
     let rows = conn.prepare(&pragma).and_then(|mut stmt| {
         stmt.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<String>>>()
     });
+    let _ = conn.query_row("PRAGMA mmap_size = 0", [], |_| Ok(()));
     let problems = match rows {
         Ok(rows) if rows.len() == 1 && rows[0] == "ok" => return Ok(()),
         Ok(rows) => rows,
