@@ -57,7 +57,7 @@ fn issue47_second_sigint_restores_the_machine() {
          [[variant]]\nname = \"low\"\nsysctl = {{ \"vm.swappiness\" = {value} }}\n"
     );
     std::fs::write(&suite, toml).unwrap();
-    let mut child = sb
+    let child = sb
         .cmd(&["run", suite.to_str().unwrap(), "--no-warm-up", "--no-drop-caches", "-q"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -223,6 +223,7 @@ fn big_export(sb: &Sandbox, cells: usize) -> std::path::PathBuf {
 }
 
 /// Peak resident memory of a command, in bytes (wait4's rusage of that child alone).
+#[allow(clippy::zombie_processes)] // wait4 below reaps the child
 fn peak_rss_bytes(mut cmd: Command) -> (Option<i32>, u64) {
     let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });

@@ -262,12 +262,18 @@ fn a_full_store_disk_keeps_the_measured_cell() {
         .find(|w| w.ends_with(".json"))
         .map(str::to_string);
     let _ = std::fs::remove_file(&filler);
+    // Issue 47, case 5: the failed write beside the full store left an empty file there.
+    let spill = mnt.join("rh.db.spill");
+    let empty: Vec<_> = std::fs::read_dir(&spill)
+        .map(|d| d.flatten().filter(|e| e.metadata().is_ok_and(|m| m.len() == 0)).map(|e| e.path()).collect())
+        .unwrap_or_default();
     let imported = kept.as_ref().map(|k| run(&["import", k]));
     let listed = text(&run(&["export", "2", "--format", "json"]));
     let _ = Command::new("umount").arg(&mnt).status();
     assert!(first.status.success(), "{}", text(&first));
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("cannot store cell null") && t.contains("racehorse import"), "{t}");
+    assert!(empty.is_empty(), "no empty kept cell is left beside the full store: {empty:?}");
     let imported = imported.expect("the kept file is named");
     assert!(imported.status.success(), "{}", text(&imported));
     assert!(listed.contains("\"workload\": \"null\""), "the imported cell is in its run: {listed}");

@@ -12,9 +12,10 @@ pub const EXIT_CODES: &str = "Exit codes:
   2        usage error: bad flag, suite file, option value, or a missing tool; the message
            says what to do
   3        `compare --fail-on-regression PCT` found a significant regression of at least PCT
+  4        a run could not put the machine back as it found it: run `racehorse restore`
   75       another racehorse (a run or plugd) holds the machine: try again, or `run --wait`
   128+N    stopped by signal N after restoring the machine: 130 SIGINT (Ctrl-C), 143
-           SIGTERM, 129 SIGHUP";
+           SIGTERM, 129 SIGHUP; later signals wait for the restore";
 
 /// Examples at the end of `racehorse run --help`.
 pub const RUN_EXAMPLES: &str = "Examples:

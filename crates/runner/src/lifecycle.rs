@@ -176,6 +176,16 @@ fn wait_for_start(req: &RunRequest, signals: &StopSignals, sinks: &mut [&mut dyn
     }
 }
 
+/// The Guard could not put the machine back: exit 4, naming the state file (never 128 +
+/// signal, which says the machine was restored).
+fn restore_failed(
+    source: racehorse_machine::MachineError,
+    req: &RunRequest,
+    signals: &StopSignals,
+) -> RunError {
+    RunError::RestoreFailed { source, signal: signals.signal(), state_file: req.state_file.clone() }
+}
+
 fn stopped(signals: &StopSignals) -> RunError {
     RunError::Stopped { signal: signals.signal().unwrap_or(libc::SIGINT), code: signals.exit_code() }
 }
@@ -350,7 +360,8 @@ pub fn run(
     let mut guard = guard_machine(req, sinks)?;
     wait_for_start(req, signals, sinks);
     if signals.requested() {
-        drop(guard);
+        // Only a restore that worked may end in 128 + signal.
+        guard.restore().map_err(|source| restore_failed(source, req, signals))?;
         return Err(stopped(signals));
     }
     let run_id = record_run(req, store, &excl)?;
@@ -371,11 +382,7 @@ pub fn run(
     let restored = guard.restore();
     let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);
     let finished = store.finish_run(run_id, status);
-    restored.map_err(|source| RunError::RestoreFailed {
-        source,
-        signal: signals.signal(),
-        state_file: req.state_file.clone(),
-    })?;
+    restored.map_err(|source| restore_failed(source, req, signals))?;
     let verified = guard.verify_restored().map_err(RunError::NotRestored)?;
     // The cell's own error first: it says what was lost and where it was kept.
     let outcome = match outcome {
