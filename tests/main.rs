@@ -9,6 +9,8 @@ mod compare_cli;
 mod compute_cli;
 mod deb_cli;
 mod disk_cli;
+mod faults47_cli;
+mod faults47_files;
 mod fileserver_procs_cli;
 mod fleet_cli;
 mod fleet_hosts;

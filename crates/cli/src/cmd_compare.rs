@@ -104,7 +104,9 @@ fn emit(text: &str, output: Option<&Path>) -> Result<(), Failure> {
             Ok(())
         }
         Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+            racehorse_store::files::write_atomic(p, text.as_bytes()).with_context(|| {
+                format!("writing {} (a file already there is kept as it was)", p.display())
+            })?;
             eprintln!("wrote {} ({} KiB)", p.display(), text.len().div_ceil(1024));
             Ok(())
         }

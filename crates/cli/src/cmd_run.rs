@@ -100,7 +100,11 @@ fn print_plan(plan: &Plan) {
 pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
     refuse_central(cli)?;
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
-    let store = Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+    // A damaged store is refused here, before anything is measured (exit 1).
+    let store = Store::open(&path).map_err(|e| match e {
+        racehorse_store::StoreError::NotAStore { .. } => Failure::usage(e),
+        e => anyhow::anyhow!("opening the store {}: {e}", path.display()).into(),
+    })?;
     let _ = store.mark_abandoned_runs();
     Ok(store)
 }
@@ -250,7 +254,7 @@ fn execute_plan(cli: &Cli, a: &RunArgs, store: &Store, req: &RunRequest, signals
     cmd_show::print_finished_run(store, &run_id.to_string())?;
     eprintln!(
         "run {run_id} ({}): {} — {} ok, {} failed",
-        req.label,
+        racehorse_report::escape::escape_control(&req.label),
         report.status.as_str(),
         outcome.ok,
         outcome.failed

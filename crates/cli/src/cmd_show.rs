@@ -130,7 +130,8 @@ pub fn export(cli: &Cli, a: &ExportArgs) -> CmdResult {
         ExportFormat::Csv => export_csv(&run, &cells),
     };
     match &a.output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => racehorse_store::files::write_atomic(p, text.as_bytes())
+            .with_context(|| format!("writing {} (a file already there is kept as it was)", p.display()))?,
         None => print!("{text}"),
     }
     Ok(0)

@@ -1,9 +1,10 @@
 //! The `racehorse` binary: parses the command line (clap types live here only) and calls
 //! the libraries. Exit codes (`args::EXIT_CODES`, shown by `--help`): 0 success, 1 run
 //! finished with failed cells or an error, 2 usage error (bad flag, suite file, parameter,
-//! missing tool), 3 `compare --fail-on-regression` found a significant regression, 75
-//! another racehorse holds the machine (try again, or `run --wait`), 128 + signal when
-//! stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129).
+//! missing tool), 3 `compare --fail-on-regression` found a significant regression, 4 a run
+//! could not restore the machine (`racehorse restore`), 75 another racehorse holds the
+//! machine (try again, or `run --wait`), 128 + signal when stopped by SIGINT (130), SIGTERM
+//! (143) or SIGHUP (129) and restored.
 
 mod args;
 mod args_history;

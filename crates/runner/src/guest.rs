@@ -6,6 +6,7 @@
 
 use crate::exec::{tell, Emit, Runner};
 use crate::guest_vm::{self, FromGuest, HostEdge, Vm, VmSpec};
+use crate::leftovers::WorkDir;
 use crate::plan::{Plan, PlannedCell};
 use crate::suite::harness::WHERE;
 use crate::window_check::cpu_resolution;
@@ -105,14 +106,17 @@ pub fn measure(
     let exe = std::env::current_exe().map_err(|e| failed("finding racehorse's own binary")(e.to_string()))?;
     let img = image::ensure(&image::cache_dir(), &exe).map_err(failed("building the guest image"))?;
     let dir = runner.work_root.join(format!("racehorse-{}-guest{}", std::process::id(), cell.index));
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("the guest's directory", &dir, e))?;
+    // Removed on every path when this returns (QEMU has ended by then); a kill leaves it to
+    // the next run's sweep (`leftovers`).
+    let work = WorkDir::create(dir.clone()).map_err(|e| EngineError::io("the guest's directory", &dir, e))?;
+    let dir = work.path();
     let job = Job {
         spec: cell.spec.clone(),
         cpus: cell.cpus,
         warmup_ns: cell.warmup.as_nanos() as u64,
         runtime_ns: cell.runtime.as_nanos() as u64,
     };
-    let initramfs = initramfs_with_job(&dir, &img, &job)?;
+    let initramfs = initramfs_with_job(dir, &img, &job)?;
     let qemu =
         guest_vm::qemu_binary().ok_or_else(|| EngineError::Failed("qemu-system-x86_64 is gone".into()))?;
     let spec = VmSpec {
@@ -121,7 +125,7 @@ pub fn measure(
         vcpus: cell.cpus,
         mem_mib: mem_mib(),
         cpu_model: guest_vm::cpu_model(),
-        dir: &dir,
+        dir,
     };
     let mut vm = guest_vm::start(&qemu, &spec).map_err(failed("starting the guest"))?;
     let pid = vm.pid();
@@ -130,11 +134,7 @@ pub fn measure(
     let ended = guard.end_guest(pid).map_err(|e| failed("ending the guest")(e.to_string()));
     let _ = vm.child.wait();
     tell(emit, Event::CellPhase { index: cell.index, phase: CellPhase::Cleanup });
-    let outcome = outcome.and(ended);
-    if outcome.is_ok() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    outcome
+    outcome.and(ended)
 }
 
 /// The host's readings at the guest's edges and what the guest sent.

@@ -1,7 +1,8 @@
 //! A small document model (headings, paragraphs, tables, charts) that every human renderer
 //! shares: the layout is built once, and text, markdown and HTML only differ in syntax.
 
-use crate::render::escape::{escape_control, escape_lines};
+use crate::render::escape::{cell_text, escape_control, escape_lines, MAX_CELL_CHARS};
+use racehorse_store::limits::clip;
 
 /// How a table cell should look where the renderer can show it (HTML colours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,9 +127,9 @@ impl Table {
 /// A grid as aligned text: header, dashes, rows (no caption); control characters escaped.
 fn grid_text(g: &Grid) -> String {
     let n = g.header.len();
-    let header: Vec<String> = g.header.iter().map(|h| escape_control(h)).collect();
+    let header: Vec<String> = g.header.iter().map(|h| cell_text(h)).collect();
     let rows: Vec<Vec<String>> =
-        g.rows.iter().map(|r| r.iter().map(|c| escape_control(&c.text)).collect()).collect();
+        g.rows.iter().map(|r| r.iter().map(|c| cell_text(&c.text)).collect()).collect();
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
         for (i, c) in r.iter().enumerate().take(n) {
@@ -138,11 +139,13 @@ fn grid_text(g: &Grid) -> String {
     let line = |cells: Vec<&str>| {
         let parts: Vec<String> = (0..n)
             .map(|i| {
+                // Padded by hand: a width argument above 65,535 panics in `format!`.
                 let c = cells.get(i).copied().unwrap_or("");
+                let pad = " ".repeat(width[i].saturating_sub(c.chars().count()));
                 if i < g.left {
-                    format!("{c:<w$}", w = width[i])
+                    format!("{c}{pad}")
                 } else {
-                    format!("{c:>w$}", w = width[i])
+                    format!("{pad}{c}")
                 }
             })
             .collect();
@@ -187,13 +190,15 @@ pub fn to_markdown(doc: &[Block]) -> String {
                 if !g.caption.is_empty() {
                     out.push_str(&format!("{}\n\n", md_escape(&g.caption)));
                 }
-                let head: Vec<String> = g.header.iter().map(|h| md_escape(h)).collect();
+                let head: Vec<String> =
+                    g.header.iter().map(|h| md_escape(&clip(h, MAX_CELL_CHARS))).collect();
                 out.push_str(&format!("| {} |\n", head.join(" | ")));
                 let align: Vec<&str> =
                     (0..g.header.len()).map(|i| if i < g.left { ":--" } else { "--:" }).collect();
                 out.push_str(&format!("| {} |\n", align.join(" | ")));
                 for r in &g.rows {
-                    let cells: Vec<String> = r.iter().map(|c| md_escape(&c.text)).collect();
+                    let cells: Vec<String> =
+                        r.iter().map(|c| md_escape(&clip(&c.text, MAX_CELL_CHARS))).collect();
                     out.push_str(&format!("| {} |\n", cells.join(" | ")));
                 }
                 out.push('\n');
@@ -254,6 +259,23 @@ mod tests {
         assert_eq!(short.render(), "l\n----------------\n\\x1b]0;title\\x07\n");
         let m = to_markdown(&doc);
         assert!(!m.contains('\x1b') && m.contains("a fake row"), "{m}");
+    }
+
+    /// Issue 47, case 3: a cell of 65,536 characters or more panicked the text renderer
+    /// (`Formatting argument out of range`), and with it `list` for the whole store.
+    #[test]
+    fn issue47_a_huge_cell_is_cut_in_every_renderer() {
+        let mut t = Table::new(&["id", "label"], 2);
+        t.row(vec!["1".into(), "L".repeat(70_000)]);
+        let text = t.render();
+        assert!(text.lines().all(|l| l.chars().count() <= 4 + crate::render::escape::MAX_CELL_CHARS), "cut");
+        assert!(text.contains('…'), "{text}");
+        let mut g = Grid::new("run", "", vec!["label".into()], 1);
+        g.rows.push(vec![Cell::plain("M".repeat(70_000))]);
+        let doc = vec![Block::Table(g)];
+        for out in [to_text(&doc), to_markdown(&doc), crate::render::html::page("t", &doc)] {
+            assert!(out.len() < 10_000 && out.contains('…'), "{}", out.len());
+        }
     }
 
     #[test]

@@ -1,7 +1,18 @@
 //! One escaping rule for every text output (`show`, `list`, `compare` and `report` as text or
 //! markdown): control characters in labels, parameters, variant names and error texts are
 //! written as visible escapes, so that a label cannot move the cursor, clear the screen,
-//! recolour the terminal or fake a line of the table.
+//! recolour the terminal or fake a line of the table. A table cell also shows at most
+//! [`MAX_CELL_CHARS`] characters, so that no stored text can make a table unreadable or
+//! its renderer fail (issue 47, case 3).
+
+/// Most characters a table cell shows in every renderer (text, markdown, HTML); a longer
+/// text is cut and ends in "…". A run's label (at most 256 characters) always fits.
+pub const MAX_CELL_CHARS: usize = 256;
+
+/// A table cell's text as shown: control characters escaped, cut to [`MAX_CELL_CHARS`].
+pub fn cell_text(s: &str) -> String {
+    racehorse_store::limits::clip(&escape_control(s), MAX_CELL_CHARS).into_owned()
+}
 
 /// `s` with every control character (C0, DEL, C1) and every bidirectional override written
 /// as an escape: `\n`, `\r`, `\t`, `\x1b`, `\u{202e}`. Other text, backslashes included,
@@ -53,6 +64,14 @@ mod tests {
         let once = escape_control("x\x1by\\n");
         assert_eq!(once, "x\\x1by\\n");
         assert_eq!(escape_control(&once), once);
+    }
+
+    #[test]
+    fn cells_are_cut_to_their_limit() {
+        assert_eq!(cell_text("a\x1b"), "a\\x1b");
+        let long = cell_text(&"x".repeat(70_000));
+        assert_eq!(long.chars().count(), MAX_CELL_CHARS);
+        assert!(long.ends_with('…'));
     }
 
     #[test]

@@ -49,7 +49,8 @@ fn table(g: &Grid) -> String {
             }
             let class =
                 if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
-            out.push_str(&format!("<td{class}>{}</td>", escape(&c.text)));
+            let shown = racehorse_store::limits::clip(&c.text, crate::escape::MAX_CELL_CHARS);
+            out.push_str(&format!("<td{class}>{}</td>", escape(&shown)));
         }
         out.push_str("</tr>");
     }
