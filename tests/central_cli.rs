@@ -5,7 +5,7 @@
 //! hosts' runs from the central database; an old store gets its uuids in place.
 
 use crate::common::{bin, machine_lock, text, Sandbox};
-use racehorse_engines::support::pg::cluster::{bin_dir, Cluster, ClusterOptions};
+use racehorse_pg::{bin_dir, Cluster, ClusterOptions};
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -169,14 +169,17 @@ fn a_kept_cell_is_imported_into_its_run() {
     cell.units = 42.0;
     cell.window = racehorse_core::Nanos(1_000_000_000);
     let kept = sb.dir.path().join("run1-cell1.json");
-    let doc =
-        serde_json::json!({"format": "racehorse-cell", "version": 1, "run_id": 1, "idx": 1, "cell": cell});
+    let export: serde_json::Value = serde_json::from_slice(&sb.run(&["export", "null"]).stdout).unwrap();
+    let uuid = export["run"]["uuid"].as_str().unwrap();
+    let doc = serde_json::json!({"format": "racehorse-cell", "version": 2, "run_uuid": uuid, "run_id": 1, "idx": 1,
+                                 "cell": cell});
     std::fs::write(&kept, doc.to_string()).unwrap();
     let bad = sb.dir.path().join("bad.json");
     std::fs::write(&bad, "{\"format\": \"racehorse-run\"}").unwrap();
     let refused = sb.run(&["import", bad.to_str().unwrap()]);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(text(&refused).contains("export version null is not known"), "{}", text(&refused));
+    assert!(text(&refused).contains("nothing was imported"), "{}", text(&refused));
     let imported = sb.run(&["import", kept.to_str().unwrap()]);
     assert!(imported.status.success(), "{}", text(&imported));
     let cells = sb.cells("null");
@@ -259,12 +262,18 @@ fn a_full_store_disk_keeps_the_measured_cell() {
         .find(|w| w.ends_with(".json"))
         .map(str::to_string);
     let _ = std::fs::remove_file(&filler);
+    // Issue 47, case 5: the failed write beside the full store left an empty file there.
+    let spill = mnt.join("rh.db.spill");
+    let empty: Vec<_> = std::fs::read_dir(&spill)
+        .map(|d| d.flatten().filter(|e| e.metadata().is_ok_and(|m| m.len() == 0)).map(|e| e.path()).collect())
+        .unwrap_or_default();
     let imported = kept.as_ref().map(|k| run(&["import", k]));
     let listed = text(&run(&["export", "2", "--format", "json"]));
     let _ = Command::new("umount").arg(&mnt).status();
     assert!(first.status.success(), "{}", text(&first));
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("cannot store cell null") && t.contains("racehorse import"), "{t}");
+    assert!(empty.is_empty(), "no empty kept cell is left beside the full store: {empty:?}");
     let imported = imported.expect("the kept file is named");
     assert!(imported.status.success(), "{}", text(&imported));
     assert!(listed.contains("\"workload\": \"null\""), "the imported cell is in its run: {listed}");

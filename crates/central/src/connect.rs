@@ -1,4 +1,4 @@
-//! Connecting to the central database: the URL in libpq's forms (parsed by the engines'
+//! Connecting to the central database: the URL in libpq's forms (parsed by racehorse-pg's
 //! `PgConfig`: `postgres://USER[:PASSWORD]@HOST:PORT/DB?sslmode=…&sslrootcert=…`), the
 //! password from the URL or PGPASSWORD, and TLS through rustls (tokio-postgres-rustls) with
 //! libpq's meaning of each sslmode (require: encrypted, certificate unchecked; verify-ca and
@@ -6,7 +6,7 @@
 //! without its password.
 
 use crate::error::CentralError;
-use racehorse_engines::support::pg::config::{PgConfig, SslMode};
+use racehorse_pg::{PgConfig, SslMode};
 use std::sync::Arc;
 
 /// Whether `--db` names a PostgreSQL database rather than a SQLite file.
@@ -66,7 +66,7 @@ pub fn connect(url: &str) -> Result<postgres::Client, CentralError> {
     let result = if pg.sslmode == SslMode::Disable {
         cfg.connect(postgres::NoTls)
     } else {
-        let tls = racehorse_engines::support::pg::tls::client_config(&pg).map_err(failed)?;
+        let tls = racehorse_pg::tls::client_config(&pg).map_err(failed)?;
         cfg.connect(tokio_postgres_rustls::MakeRustlsConnect::new(Arc::unwrap_or_clone(tls)))
     };
     result.map_err(|e| failed(crate::error::pg_why(&e)))

@@ -5,6 +5,7 @@
 //! back by copying them into an in-memory SQLite store through the import path, so every
 //! renderer is reused unchanged. The schema and its migrations are in docs/central-store.md.
 
+mod check;
 pub mod connect;
 pub mod error;
 mod ledger;

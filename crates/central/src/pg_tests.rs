@@ -1,11 +1,11 @@
-//! Tests against a real PostgreSQL: a throw-away cluster per test (the engines' `Cluster`,
+//! Tests against a real PostgreSQL: a throw-away cluster per test (racehorse-pg's `Cluster`,
 //! stopped and removed when dropped, also on panic), skipped with a message where the
 //! server binaries are not installed.
 
 use crate::load::{Input, Loader, RunOutcome};
 use crate::read::Reader;
 use crate::schema::{self, CENTRAL_VERSION};
-use racehorse_engines::support::pg::cluster::{bin_dir, Cluster, ClusterOptions};
+use racehorse_pg::{bin_dir, Cluster, ClusterOptions};
 use racehorse_store::{export_doc, NewRun, Store};
 use std::path::Path;
 

@@ -259,7 +259,7 @@ impl Reader {
         let exported = parse_export_value(&doc)
             .map_err(|e| CentralError::Sql { doing, why: format!("the stored run is unreadable: {e}") })?;
         Ok(match store.import_run(&exported)? {
-            Imported::New(id) | Imported::AlreadyPresent(id) => id,
+            Imported::New(id) | Imported::AlreadyPresent(id) | Imported::Updated { id, .. } => id,
         })
     }
 }

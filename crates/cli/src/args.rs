@@ -12,9 +12,10 @@ pub const EXIT_CODES: &str = "Exit codes:
   2        usage error: bad flag, suite file, option value, or a missing tool; the message
            says what to do
   3        `compare --fail-on-regression PCT` found a significant regression of at least PCT
+  4        a run could not put the machine back as it found it: run `racehorse restore`
   75       another racehorse (a run or plugd) holds the machine: try again, or `run --wait`
   128+N    stopped by signal N after restoring the machine: 130 SIGINT (Ctrl-C), 143
-           SIGTERM, 129 SIGHUP";
+           SIGTERM, 129 SIGHUP; later signals wait for the restore";
 
 /// Examples at the end of `racehorse run --help`.
 pub const RUN_EXAMPLES: &str = "Examples:
@@ -266,8 +267,9 @@ pub struct CompareArgs {
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// `racehorse export RUN --format json` files (each becomes a new run; a run already in
-    /// the store is not loaded twice), or files named by a run's error ("the measured cell is
-    /// kept in FILE")
+    /// the store is not loaded twice, a later export of it adds its new cells and status), or
+    /// files named by a run's error ("the measured cell is kept in FILE"). Every file is
+    /// checked before anything is written
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }
@@ -372,7 +374,7 @@ pub struct RunArgs {
     pub wait: bool,
     /// Other processes' CPU (plus steal), in percent of one CPU averaged over a window, above
     /// which a cell is marked noisy and kept out of significant verdicts
-    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = percent_of_a_cpu)]
     pub noise_threshold: f64,
     /// Do not run the first cell once, unmeasured, before the first measured window
     #[arg(long)]
@@ -455,4 +457,13 @@ pub struct WorkloadsArgs {
 pub enum WorkloadsSub {
     /// Show one engine's options: name, kind, default, help
     Show { name: String },
+}
+
+/// `--noise-threshold PCT`: a number in (0, 100], checked when the command line is parsed so
+/// that `--dry-run` refuses NaN and infinities too (issue 47, case 8).
+fn percent_of_a_cpu(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{text}: use a percentage in (0, 100], e.g. 5")),
+    }
 }

@@ -8,9 +8,8 @@ use racehorse_core::{CellResult, CellSpec, CpuUsage, Direction, Figure, Nanos, P
 use racehorse_engines::{
     registry, AreaRule, Caps, CellContext, Engine, EngineError, EngineInfo, SummaryArea, Workload,
 };
-use racehorse_report::charts::compare_charts;
 use racehorse_report::synth::run_info;
-use racehorse_report::{compare, compare_text, CompareOptions, Comparison, Side, View};
+use racehorse_report::{compare, compare_charts, compare_text, CompareOptions, Comparison, Side, View};
 
 fn cmp(base: &Side, new: &Side) -> Comparison {
     compare(base, std::slice::from_ref(new), &CompareOptions::default(), &catalogue()).expect("comparable")

@@ -60,9 +60,12 @@ pub fn load(cli: &Cli, a: &LoadArgs) -> CmdResult {
         ));
     };
     let manifest = a.campaign_manifest.as_deref().map(read_manifest).transpose()?;
-    // Every file is checked before anything is written.
+    // Every file is checked, whole, before anything is written (docs/central-store.md).
     let inputs =
         a.paths.iter().map(|p| Input::classify(p)).collect::<Result<Vec<_>, _>>().map_err(failure)?;
+    for input in &inputs {
+        input.check().map_err(failure)?;
+    }
     let start = Instant::now();
     let mut loader = Loader::open(&url).map_err(failure)?;
     if loader.found_version < CENTRAL_VERSION {

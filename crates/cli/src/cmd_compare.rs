@@ -7,9 +7,9 @@ use crate::cmd_central::central_url;
 use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
-use racehorse_report::dimension::{slice_sides, split_run, By};
-use racehorse_report::verdicts::regressions;
-use racehorse_report::{formats, CompareOptions, Side, View};
+use racehorse_report::{
+    compare_csv, compare_json, regressions, slice_sides, split_run, By, CompareOptions, Side, View,
+};
 use racehorse_stats::CiMethod;
 use racehorse_store::{Store, StoreError};
 use std::path::Path;
@@ -104,7 +104,9 @@ fn emit(text: &str, output: Option<&Path>) -> Result<(), Failure> {
             Ok(())
         }
         Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+            racehorse_store::files::write_atomic(p, text.as_bytes()).with_context(|| {
+                format!("writing {} (a file already there is kept as it was)", p.display())
+            })?;
             eprintln!("wrote {} ({} KiB)", p.display(), text.len().div_ceil(1024));
             Ok(())
         }
@@ -196,10 +198,8 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
     };
     let c = racehorse_report::compare(&base, &news, &opts, &catalogue()).map_err(Failure::usage)?;
     let view = View { absolute: a.absolute, ci: a.ci };
-    let profiles: String = news
-        .iter()
-        .map(|n| racehorse_report::profile::compare_profiles_text(&base, n, PROFILE_TOP))
-        .collect();
+    let profiles: String =
+        news.iter().map(|n| racehorse_report::compare_profiles_text(&base, n, PROFILE_TOP)).collect();
     let profiles = racehorse_report::escape::escape_lines(&profiles);
     let text = match chosen_format(a.format, a.output.as_deref()) {
         ReportFormat::Text => racehorse_report::compare_text(&c, view) + &profiles,
@@ -213,8 +213,8 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
 ```
 "
         }
-        ReportFormat::Csv => formats::compare_csv(&c),
-        ReportFormat::Json => formats::compare_json(&c),
+        ReportFormat::Csv => compare_csv(&c),
+        ReportFormat::Json => compare_json(&c),
         ReportFormat::Html => racehorse_report::compare_html(&c, view),
     };
     emit(&text, a.output.as_deref())?;

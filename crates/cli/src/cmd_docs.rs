@@ -69,7 +69,7 @@ pub fn write_pages(cmd: &clap::Command, dir: &Path) -> std::io::Result<Vec<PathB
     }
     let (name, text) = page(cmd)?;
     let path = dir.join(name);
-    std::fs::write(&path, text)?;
+    racehorse_store::files::write_atomic(&path, &text)?;
     written.push(path);
     Ok(written)
 }
@@ -192,7 +192,8 @@ mod tests {
                 l.split_whitespace().next().filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
             })
             .collect();
-        assert_eq!(codes, ["0", "1", "2", "3", "75", "128+N"]);
+        assert_eq!(codes, ["0", "1", "2", "3", "4", "75", "128+N"]);
+        assert_eq!(racehorse_runner::error::NOT_RESTORED_EXIT, 4, "the runner's code is the documented one");
         for code in codes {
             let row = format!("\n| {code} |");
             assert!(cli_doc.contains(&row), "exit code {code} is missing from docs/cli.md's table");

@@ -331,7 +331,8 @@ fn output(a: &HistoryArgs, shown: &[WithLedger], detailed: bool, source: Source)
         Some("md") => racehorse_report::doc::to_markdown(&blocks),
         _ => racehorse_report::doc::to_text(&blocks),
     };
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    racehorse_store::files::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {} (a file already there is kept as it was)", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(0)
 }

@@ -1,62 +1,44 @@
 //! `racehorse import FILE…`: loads into the store either a run's JSON export (`racehorse
-//! export RUN --format json`, from this or another store) as a new run, or the cells that a
-//! run kept outside the store (written when the store could not take them, e.g. a full disk)
-//! under their run and position.
+//! export RUN --format json`, from this or another store) as a new run, or, for a run
+//! already here, what a later export of it adds; or the cells that a run kept outside the
+//! store (written when the store could not take them, e.g. a full disk) into their run at
+//! their position. Every file is checked before anything is written, and each is read a
+//! cell at a time (`racehorse_store::import_stream`).
 
 use crate::args::{Cli, ImportArgs};
 use crate::cmd_run::open_store;
 use crate::{CmdResult, Failure};
-use racehorse_core::CellResult;
-use racehorse_runner::lifecycle::SPILL_FORMAT;
-use racehorse_store::{parse_export, ExportedRun, Imported, Store};
+use racehorse_report::escape::escape_control;
+use racehorse_store::import_stream::{read_import_file, ImportFile};
+use racehorse_store::spill::{KeptCell, KeptOutcome};
+use racehorse_store::{ExportedRun, Imported, Store, StoreError};
 use std::path::Path;
 
-/// What one file holds.
-enum Input {
-    /// A kept cell: its run, its position and the cell.
-    Kept(i64, usize, Box<CellResult>),
-    Export(Box<ExportedRun>),
-}
-
-fn read_input(path: &Path) -> Result<Input, Failure> {
-    let bad = |why: String| Failure::usage(format!("{}: {why}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    if doc["format"] == racehorse_store::export::FORMAT_NAME {
-        return parse_export(&text).map(|r| Input::Export(Box::new(r))).map_err(|e| bad(e.to_string()));
+fn import_kept(store: &Store, file: &Path, kept: &KeptCell) -> Result<(), Failure> {
+    let what = format!("cell {} at position {}", escape_control(&kept.cell.spec.label()), kept.idx);
+    let fail = |e: StoreError| {
+        let msg = format!("{}: cannot load {what}: {e}", file.display());
+        match e {
+            StoreError::NotItsStore { .. } => Failure::usage(msg),
+            _ => anyhow::anyhow!(msg).into(),
+        }
+    };
+    match store.import_kept(kept).map_err(fail)? {
+        KeptOutcome::Stored(run_id) => {
+            println!("imported {what} into run {run_id} (from {})", file.display());
+            let _ = std::fs::remove_file(file);
+        }
+        KeptOutcome::AlreadyStored(run_id) => println!(
+            "run {run_id} already holds a cell at position {}; nothing imported (from {})",
+            kept.idx,
+            file.display()
+        ),
     }
-    if doc["format"] != SPILL_FORMAT || doc["version"] != 1 {
-        return Err(bad(format!(
-            "neither a run's JSON export (format {}) nor a kept cell (format {SPILL_FORMAT}, version 1); \
-             `import` loads `racehorse export RUN --format json` files and the files a run names when \
-             its store could not be written",
-            racehorse_store::export::FORMAT_NAME
-        )));
-    }
-    let run_id = doc["run_id"].as_i64().ok_or_else(|| bad("no run_id".into()))?;
-    let idx =
-        doc["idx"].as_u64().and_then(|i| usize::try_from(i).ok()).ok_or_else(|| bad("no idx".into()))?;
-    let cell = serde_json::from_value(doc["cell"].clone()).map_err(|e| bad(format!("cell: {e}")))?;
-    Ok(Input::Kept(run_id, idx, Box::new(cell)))
-}
-
-fn import_kept(
-    store: &Store,
-    file: &Path,
-    run_id: i64,
-    idx: usize,
-    cell: &CellResult,
-) -> Result<(), Failure> {
-    store.insert_cell(run_id, idx, cell).map_err(|e| {
-        anyhow::anyhow!("{}: cannot load cell {} into run {run_id}: {e}", file.display(), cell.spec.label())
-    })?;
-    println!("imported {} into run {run_id} at position {idx} (from {})", cell.spec.label(), file.display());
-    let _ = std::fs::remove_file(file);
     Ok(())
 }
 
 fn import_export(store: &Store, file: &Path, r: &ExportedRun) -> Result<(), Failure> {
-    let name = racehorse_report::escape::escape_control(&format!("'{}' from {}", r.run.label, r.run.host));
+    let name = escape_control(&format!("'{}' from {}", r.run.label, r.run.host));
     let outcome = store
         .import_run(r)
         .map_err(|e| anyhow::anyhow!("{}: cannot store run {name}: {e}", file.display()))?;
@@ -67,8 +49,17 @@ fn import_export(store: &Store, file: &Path, r: &ExportedRun) -> Result<(), Fail
             r.cells.len(),
             file.display()
         ),
+        Imported::Updated { id, cells_added } => println!(
+            "run {name} started at {} is already in the store as run {id}: added {cells_added} of its {} \
+             cells, status {} (from {})",
+            r.started_at_unix_s,
+            r.cells.len(),
+            r.status.as_str(),
+            file.display()
+        ),
         Imported::AlreadyPresent(id) => println!(
-            "run {name} started at {} is already in the store as run {id}; nothing imported (from {})",
+            "run {name} started at {} is already in the store as run {id}; nothing imported (every cell of \
+             this export is there) (from {})",
             r.started_at_unix_s,
             file.display()
         ),
@@ -84,13 +75,28 @@ fn import_export(store: &Store, file: &Path, r: &ExportedRun) -> Result<(), Fail
     Ok(())
 }
 
+fn read(path: &Path) -> Result<ImportFile, Failure> {
+    read_import_file(path).map_err(|why| {
+        Failure::usage(format!(
+            "{why}; `import` loads `racehorse export RUN --format json` files and the files a run names when \
+             its store could not be written; nothing was imported"
+        ))
+    })
+}
+
 pub fn import(cli: &Cli, a: &ImportArgs) -> CmdResult {
-    let inputs: Vec<_> = a.files.iter().map(|f| read_input(f).map(|k| (f, k))).collect::<Result<_, _>>()?;
+    // Every file is checked first; with several, each is read again when its turn comes, so
+    // that memory holds one file's cells at a time.
+    let mut checked = Vec::with_capacity(a.files.len());
+    for f in &a.files {
+        let file = read(f)?;
+        checked.push((a.files.len() == 1).then_some(file));
+    }
     let store = open_store(cli)?;
-    for (file, input) in inputs {
-        match input {
-            Input::Kept(run_id, idx, cell) => import_kept(&store, file, run_id, idx, &cell)?,
-            Input::Export(r) => import_export(&store, file, &r)?,
+    for (f, file) in a.files.iter().zip(checked) {
+        match file.map_or_else(|| read(f), Ok)? {
+            ImportFile::Kept(k) => import_kept(&store, f, &k)?,
+            ImportFile::Export(r) => import_export(&store, f, &r)?,
         }
     }
     Ok(0)

@@ -1,38 +1,22 @@
-//! `racehorse run` and `racehorse restore`: build the suite from a preset, a workload name or
-//! a file plus flags, check it, then run it with the machine guarded and every cell stored.
+//! `racehorse run` and `racehorse restore`: the flags mapped to the runner's types (the
+//! suite's [`Overrides`], the [`RunRequest`]); the suite is built and changed by the runner
+//! (`racehorse_runner::suite`), checked, then run with the machine guarded and every cell
+//! stored.
 
 use crate::args::{Cli, RunArgs, RunFormat};
 use crate::{cmd_show, CmdResult, Failure};
 use anyhow::Context;
-use racehorse_core::Value;
 use racehorse_engines::{find, ready, registry};
 use racehorse_machine::guard::default_state_file;
 use racehorse_machine::lock::{LockError, MachineLock};
 use racehorse_machine::recovery::recover_all;
 use racehorse_machine::{cpuctl, StopSignals, SysRoot};
-use racehorse_runner::adaptive::{Adaptive, MIN_REPS};
-use racehorse_runner::duration::{human, parse_duration};
+use racehorse_runner::duration::human;
 use racehorse_runner::lifecycle::{self, RunRequest};
-use racehorse_runner::presets::{left_out, preset, preset_text, PRESETS};
-use racehorse_runner::suite::{engine_names, WorkloadEntry};
-use racehorse_runner::{JsonLinesSink, Order, Plan, ProgressSink, Sink, Suite};
+use racehorse_runner::{JsonLinesSink, Overrides, Plan, ProgressSink, Sink, Suite};
 use racehorse_store::Store;
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::Path;
 use std::time::Duration;
-
-/// The words as one /bin/sh command line: each quoted unless it is plainly safe, so the shell
-/// sees exactly these arguments (braces stay, for `{clients}`-style substitution).
-fn shell_join(words: &[String]) -> String {
-    let safe =
-        |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%{}".contains(c));
-    let quoted: Vec<String> = words
-        .iter()
-        .map(|w| if safe(w) { w.clone() } else { format!("'{}'", w.replace('\'', "'\\''")) })
-        .collect();
-    quoted.join(" ")
-}
 
 /// Parses `NAME=V1,V2` into the option name and its raw values.
 fn parse_opt(text: &str) -> Result<(String, Vec<String>), Failure> {
@@ -54,162 +38,39 @@ fn flag_options(a: &RunArgs) -> Result<crate::shortcuts::OptionValues, Failure> 
     }
     if !a.program.is_empty() {
         let option = crate::shortcuts::trailing_option(registry(), &a.what).map_err(Failure::usage)?;
-        out.push((option.to_string(), vec![shell_join(&a.program)]));
+        out.push((option.to_string(), vec![racehorse_core::shell::join(&a.program)]));
     }
     Ok(out)
 }
 
-/// Applies command-line option values to every workload of the suite that has the option.
-fn apply_options(suite: &mut Suite, opts: &[(String, Vec<String>)]) -> Result<(), Failure> {
-    for (name, raw) in opts {
-        if name == racehorse_runner::guest::WHERE {
-            let vals: Result<Vec<Value>, String> =
-                raw.iter().map(|r| racehorse_runner::guest::check_where(Value::Str(r.clone()))).collect();
-            let vals = vals.map_err(Failure::usage)?;
-            suite.workloads.iter_mut().for_each(|w| {
-                w.axes.insert(name.clone(), vals.clone());
-            });
-            continue;
-        }
-        let mut used = false;
-        for w in &mut suite.workloads {
-            let Some(spec) = find(&w.engine).and_then(|e| e.options().iter().find(|o| o.name == name)) else {
-                continue;
-            };
-            let vals: Result<Vec<Value>, String> = raw.iter().map(|r| spec.parse_text(r)).collect();
-            w.axes.insert(name.clone(), vals.map_err(Failure::usage)?);
-            used = true;
-        }
-        if !used {
-            let names: Vec<&str> = suite.workloads.iter().map(|w| w.engine.as_str()).collect();
-            if name == "rate" || name == "qos" {
-                return Err(Failure::usage(format!(
-                    "no workload in this run can run paced (options rate and qos; workloads: {}); the engines \
-                     that can: {}",
-                    names.join(", "),
-                    racehorse_engines::paced_engines().join(", ")
-                )));
-            }
-            return Err(Failure::usage(format!(
-                "no workload in this run has an option '{name}' (workloads: {}); see `racehorse workloads show NAME`",
-                names.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn duration_flag(name: &str, v: &Option<String>) -> Result<Option<Duration>, Failure> {
-    v.as_deref()
-        .map(|t| {
-            parse_duration(t).ok_or_else(|| {
-                Failure::usage(format!("--{name} '{t}': expected e.g. 20s, 500ms, 2m (at most 7 days)"))
-            })
-        })
-        .transpose()
-}
-
-/// Builds the suite from WHAT and the flags; returns it with its default label.
+/// Builds the suite from WHAT and the flags; returns it with its label (`--label`, or the
+/// suite's default). Notes (what a preset left out on this machine) go to stderr.
 pub fn build_suite(a: &RunArgs, all_cpus: u32) -> Result<(Suite, String), Failure> {
-    let path = Path::new(&a.what);
-    let (mut suite, label) = if a.what.ends_with(".toml") || path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::usage(format!("cannot read suite file {}: {e}", path.display())))?;
-        let s = Suite::parse(&a.what, &text).map_err(Failure::usage)?;
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("suite").to_string();
-        (s, stem)
-    } else if let Some(p) = preset(&a.what, all_cpus) {
-        for note in left_out(&a.what, all_cpus) {
-            eprintln!("note: preset {}: {note}", a.what);
-        }
-        (p.map_err(Failure::usage)?, a.what.clone())
-    } else if find(&a.what).is_some() {
-        let w = WorkloadEntry::new(&a.what, BTreeMap::new()).map_err(Failure::usage)?;
-        (Suite { name: a.what.clone(), workloads: vec![w], ..Suite::default() }, a.what.clone())
-    } else {
-        let presets: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-        return Err(Failure::usage(format!(
-            "'{}' is not a suite file, a preset ({}) or a workload ({})",
-            a.what,
-            presets.join(", "),
-            engine_names()
-        )));
-    };
-    apply_options(&mut suite, &flag_options(a)?)?;
-    let is_file = a.what.ends_with(".toml") || path.is_file();
-    if !is_file && preset_text(&a.what, all_cpus).is_some() {
-        // Options can make a preset's workloads identical (`racehorse run net -o mode=rr -o
-        // request=1 -o response=1` picks one of its profiles): run each once.
-        let mut distinct: Vec<WorkloadEntry> = Vec::new();
-        for w in std::mem::take(&mut suite.workloads) {
-            if !distinct.contains(&w) {
-                distinct.push(w);
-            }
-        }
-        suite.workloads = distinct;
+    let (mut suite, label, notes) = Suite::from_what(&a.what, all_cpus).map_err(Failure::usage)?;
+    for note in notes {
+        eprintln!("note: {note}");
     }
-    if let Some(r) = duration_flag("runtime", &a.runtime)? {
-        suite.runtime = r;
-        suite.workloads.iter_mut().for_each(|w| w.runtime = None);
-    }
-    if let Some(w) = duration_flag("warmup", &a.warmup)? {
-        suite.warmup = w;
-        suite.workloads.iter_mut().for_each(|x| x.warmup = None);
-    }
-    apply_reps(&mut suite, a)?;
-    if !a.cpus.is_empty() {
-        if a.cpus.contains(&0) {
-            return Err(Failure::usage("--cpus: a CPU count must be at least 1"));
-        }
-        suite.cpus = a.cpus.clone();
-        suite.workloads.iter_mut().for_each(|x| x.cpus = None);
-    }
-    if let Some(m) = &a.mem_limit {
-        suite.mem_limit_bytes = Some(
-            racehorse_runner::suite::mem_limit_value(m)
-                .map_err(|e| Failure::usage(format!("--mem-limit: {e}")))?,
-        );
-    }
-    if suite.runtime.is_zero() {
-        return Err(Failure::usage("runtime must be longer than 0 s"));
-    }
-    if let Some(d) = &a.dir {
-        suite.dir = Some(d.clone());
-    }
-    if a.no_drop_caches {
-        suite.drop_caches = false;
-    }
-    apply_variant_flags(&mut suite, a)?;
+    suite.apply(&overrides(a)?).map_err(Failure::usage)?;
     Ok((suite, a.label.clone().unwrap_or(label)))
 }
 
-/// `--variant`, `--order` and `--seed`.
-fn apply_variant_flags(suite: &mut Suite, a: &RunArgs) -> Result<(), Failure> {
-    if !a.variants.is_empty() {
-        let defined: Vec<String> = suite.variants.iter().map(|v| v.name.clone()).collect();
-        if let Some(bad) = a.variants.iter().find(|n| !defined.contains(n)) {
-            let list = if defined.is_empty() { "none".to_string() } else { defined.join(", ") };
-            return Err(Failure::usage(format!(
-                "--variant {bad}: the suite has no such variant (variants: {list})"
-            )));
-        }
-        suite.variants.retain(|v| a.variants.contains(&v.name));
-        for w in &mut suite.workloads {
-            if let Some(names) = &mut w.variants {
-                names.retain(|n| a.variants.contains(n));
-            }
-        }
-    }
-    if let Some(o) = &a.order {
-        suite.order = Order::parse(o).map_err(|e| Failure::usage(format!("--order: {e}")))?;
-    }
-    if a.seed.is_some() {
-        if suite.order != Order::Random {
-            return Err(Failure::usage("--seed needs --order random (or order = \"random\" in the suite)"));
-        }
-        suite.seed = a.seed;
-    }
-    Ok(())
+/// What the flags change in the suite, as given.
+fn overrides(a: &RunArgs) -> Result<Overrides, Failure> {
+    Ok(Overrides {
+        options: flag_options(a)?,
+        runtime: a.runtime.clone(),
+        warmup: a.warmup.clone(),
+        reps: a.reps.clone(),
+        max_reps: a.max_reps,
+        target_ci_pct: a.target_ci_pct,
+        cpus: a.cpus.clone(),
+        mem_limit: a.mem_limit.clone(),
+        dir: a.dir.clone(),
+        no_drop_caches: a.no_drop_caches,
+        variants: a.variants.clone(),
+        order: a.order.clone(),
+        seed: a.seed,
+    })
 }
 
 fn print_plan(plan: &Plan) {
@@ -239,7 +100,11 @@ fn print_plan(plan: &Plan) {
 pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
     refuse_central(cli)?;
     let path = cli.db.clone().unwrap_or_else(racehorse_store::default_path);
-    let store = Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+    // A damaged store is refused here, before anything is measured (exit 1).
+    let store = Store::open(&path).map_err(|e| match e {
+        racehorse_store::StoreError::NotAStore { .. } => Failure::usage(e),
+        e => anyhow::anyhow!("opening the store {}: {e}", path.display()).into(),
+    })?;
     let _ = store.mark_abandoned_runs();
     Ok(store)
 }
@@ -365,46 +230,6 @@ fn fleet_name(flag: &str, value: Option<&str>) -> Result<Option<String>, Failure
     }
 }
 
-/// `--reps N` or `--reps auto`, then --max-reps and --target-ci-pct, which need adaptive
-/// repetitions (from `--reps auto` or the suite's `reps = "auto"`).
-fn apply_reps(suite: &mut Suite, a: &RunArgs) -> Result<(), Failure> {
-    match a.reps.as_deref() {
-        None => {}
-        Some("auto") => {
-            suite.workloads.iter_mut().for_each(|x| x.reps = None);
-            suite.reps = MIN_REPS;
-            suite.adaptive = Some(Adaptive::default());
-        }
-        Some(text) => match text.parse::<u32>() {
-            Ok(r) if (1..=1000).contains(&r) => {
-                suite.workloads.iter_mut().for_each(|x| x.reps = None);
-                suite.reps = r;
-                suite.adaptive = None;
-            }
-            _ => return Err(Failure::usage(format!("--reps {text}: use 1..1000 or auto"))),
-        },
-    }
-    if a.max_reps.is_none() && a.target_ci_pct.is_none() {
-        return Ok(());
-    }
-    let Some(ad) = suite.adaptive.as_mut() else {
-        return Err(Failure::usage("--max-reps and --target-ci-pct need --reps auto"));
-    };
-    if let Some(m) = a.max_reps {
-        if !(MIN_REPS..=1000).contains(&m) {
-            return Err(Failure::usage(format!("--max-reps {m}: use {MIN_REPS}..1000")));
-        }
-        ad.max_reps = m;
-    }
-    if let Some(t) = a.target_ci_pct {
-        if !(t > 0.0 && t < 100.0) {
-            return Err(Failure::usage(format!("--target-ci-pct {t}: use a percentage in (0, 100)")));
-        }
-        ad.target_half_width = t / 100.0;
-    }
-    Ok(())
-}
-
 fn execute_plan(cli: &Cli, a: &RunArgs, store: &Store, req: &RunRequest, signals: &StopSignals) -> CmdResult {
     let json = a.format == RunFormat::Json;
     let etas = (0..req.plan.cells.len()).map(|i| req.plan.eta_from(i)).collect();
@@ -429,7 +254,7 @@ fn execute_plan(cli: &Cli, a: &RunArgs, store: &Store, req: &RunRequest, signals
     cmd_show::print_finished_run(store, &run_id.to_string())?;
     eprintln!(
         "run {run_id} ({}): {} — {} ok, {} failed",
-        req.label,
+        racehorse_report::escape::escape_control(&req.label),
         report.status.as_str(),
         outcome.ok,
         outcome.failed

@@ -8,10 +8,8 @@ use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_machine::{env, SysRoot};
 use racehorse_report::doc::Table;
-use racehorse_report::runview::{show_text_with, ShowOptions};
-use racehorse_report::runview_json::show_json;
 use racehorse_report::units::date;
-use racehorse_report::{run_report, CompareOptions, RunReport, Side};
+use racehorse_report::{run_report, show_json, show_text_with, CompareOptions, RunReport, ShowOptions, Side};
 use racehorse_store::{export_csv, Store};
 
 pub fn list(cli: &Cli, a: &ListArgs) -> CmdResult {
@@ -73,23 +71,22 @@ fn user_tags_text(tags: &[(String, String)]) -> String {
         .join(" ")
 }
 
-/// Run `key`'s cells and the report's model of them, read once for what is printed of it.
-fn run_model(store: &Store, key: &str) -> Result<(Side, RunReport), Failure> {
+/// The report's model of run `key`'s cells, read once for what is printed of it.
+fn run_model(store: &Store, key: &str) -> Result<RunReport, Failure> {
     let run = store.resolve_run(key).map_err(Failure::usage)?;
     let cells = store.run_cells(run.id).context("reading cells")?;
     let side = Side::whole(run, cells);
-    let report = run_report(&side, CompareOptions::default().noisy_cv, &catalogue());
-    Ok((side, report))
+    Ok(run_report(&side, CompareOptions::default().noisy_cv, &catalogue()))
 }
 
 /// Prints one run as `racehorse show` does: the report's model of the run as terminal text,
 /// or with `json` as the `racehorse-show` JSON document (nothing else on stdout).
 pub fn print_run(store: &Store, key: &str, opts: ShowOptions, json: bool) -> Result<(), Failure> {
-    let (side, report) = run_model(store, key)?;
+    let report = run_model(store, key)?;
     if json {
-        print!("{}", show_json(&report, &side.cells));
+        print!("{}", show_json(&report));
     } else {
-        print!("{}", show_text_with(&report, &side.cells, opts));
+        print!("{}", show_text_with(&report, opts));
     }
     Ok(())
 }
@@ -97,9 +94,9 @@ pub fn print_run(store: &Store, key: &str, opts: ShowOptions, json: bool) -> Res
 /// What ends `racehorse run`: the run as `show` prints it, then, for a run across several
 /// areas (the `quick` tour), the per-area table.
 pub fn print_finished_run(store: &Store, key: &str) -> Result<(), Failure> {
-    let (side, report) = run_model(store, key)?;
-    print!("{}", show_text_with(&report, &side.cells, ShowOptions::default()));
-    if let Some(text) = racehorse_report::runareas::areas_text(&report) {
+    let report = run_model(store, key)?;
+    print!("{}", show_text_with(&report, ShowOptions::default()));
+    if let Some(text) = racehorse_report::areas_text(&report) {
         print!("{text}");
     }
     Ok(())
@@ -133,7 +130,8 @@ pub fn export(cli: &Cli, a: &ExportArgs) -> CmdResult {
         ExportFormat::Csv => export_csv(&run, &cells),
     };
     match &a.output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => racehorse_store::files::write_atomic(p, text.as_bytes())
+            .with_context(|| format!("writing {} (a file already there is kept as it was)", p.display()))?,
         None => print!("{text}"),
     }
     Ok(0)

@@ -1,9 +1,10 @@
 //! The `racehorse` binary: parses the command line (clap types live here only) and calls
 //! the libraries. Exit codes (`args::EXIT_CODES`, shown by `--help`): 0 success, 1 run
 //! finished with failed cells or an error, 2 usage error (bad flag, suite file, parameter,
-//! missing tool), 3 `compare --fail-on-regression` found a significant regression, 75
-//! another racehorse holds the machine (try again, or `run --wait`), 128 + signal when
-//! stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129).
+//! missing tool), 3 `compare --fail-on-regression` found a significant regression, 4 a run
+//! could not restore the machine (`racehorse restore`), 75 another racehorse holds the
+//! machine (try again, or `run --wait`), 128 + signal when stopped by SIGINT (130), SIGTERM
+//! (143) or SIGHUP (129) and restored.
 
 mod args;
 mod args_bisect;
@@ -76,7 +77,7 @@ fn quiet_on_closed_pipe(cmd: &Command) {
 /// generated from the engines. Parsing, completions and man pages all use this one.
 pub fn full_command() -> clap::Command {
     let engines = racehorse_engines::registry();
-    let presets: Vec<&str> = racehorse_runner::presets::PRESETS.iter().map(|p| p.0).collect();
+    let presets: Vec<&str> = racehorse_runner::suite::presets::PRESETS.iter().map(|p| p.0).collect();
     Cli::command().mut_subcommand("run", |run| shortcuts::augment(run, engines, &presets))
 }
 

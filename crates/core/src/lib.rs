@@ -12,6 +12,8 @@ pub mod profile;
 pub mod quality;
 pub mod result;
 pub mod rng;
+pub mod shell;
+pub mod text;
 pub mod units;
 pub mod virt;
 

@@ -220,5 +220,5 @@ fn the_check_sees_imports_across_engines() {
     let inline = "mod tests {\n    use super::*;\n}\nuse super::dbench;";
     assert_eq!(check("adapters::fio", inline).len(), 1, "only the line after the inline module");
     assert_eq!(module_of(Path::new("micro/caches_tests.rs")), m("micro::caches::tests"));
-    assert_eq!(module_of(Path::new("support/pg/mod.rs")), m("support::pg"));
+    assert_eq!(module_of(Path::new("adapters/fio/mod.rs")), m("adapters::fio"));
 }

@@ -12,24 +12,26 @@ pub mod options;
 pub mod recorder;
 
 // Shared support: what more than one engine (or the runner) needs.
-pub mod support;
+pub(crate) mod support;
 
-// The native engines; none imports another (see `layers`).
-pub mod analytics;
+// The native engines; none imports another (see `layers`). Other crates reach an engine
+// through the registry; the few modules still public hold what they use by path: `command`,
+// `fileserver` and `micro` parsers and tables (fuzz targets, presets), `net`'s peer (serve).
+pub(crate) mod analytics;
 pub mod command;
-pub mod compute;
-pub mod diskio;
+pub(crate) mod compute;
+pub(crate) mod diskio;
 pub mod fileserver;
-pub mod java;
+pub(crate) mod java;
 pub mod micro;
-pub mod mix;
+pub(crate) mod mix;
 pub mod net;
-pub mod null;
-pub mod oltp;
-pub mod paging;
-pub mod smallread;
+pub(crate) mod null;
+pub(crate) mod oltp;
+pub(crate) mod paging;
+pub(crate) mod smallread;
 
-// Adapters for external tools.
+// Adapters for external tools (public for the fuzz targets of their report parsers).
 pub mod adapters;
 
 // What the engines' tests share.
@@ -37,18 +39,19 @@ pub mod adapters;
 mod testutil;
 
 // The list of engines and of the jobs they run in fresh processes.
-pub mod registry;
+pub(crate) mod registry;
 
 #[cfg(test)]
 mod layers;
 
 pub use control::{Clock, Control, FakeClock, Phase, RealClock, WindowHooks};
-pub use error::{bounded_output, EngineError};
+pub(crate) use error::bounded_output;
+pub use error::EngineError;
 pub use info::{Caps, EngineInfo, Shortcut, ShortcutForm, Tool};
 pub use options::{OptKind, OptionSpec};
 pub use racehorse_core::{AreaRule, Figure, SummaryArea};
 pub use recorder::{Recorder, Totals, WorkerMeter, WorkerStats};
-pub use registry::{find, fresh_process_entry, pace_option_refused, paced_engines, ready, registry};
+pub use registry::{find, fresh_process_entry, pace_options, paced_engines, ready, registry};
 pub use support::forked::enable_fresh_process;
 
 use racehorse_core::{CellSpec, Params, Value, WorkUnit};

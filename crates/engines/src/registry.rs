@@ -55,17 +55,6 @@ pub fn paced_engines() -> Vec<&'static str> {
     ENGINES.iter().filter(|e| e.caps().paced).map(|e| e.name()).collect()
 }
 
-/// The usage error of `rate` or `qos` given to `engine`, which cannot pace; None for any other
-/// option name.
-pub fn pace_option_refused(engine: &str, option: &str) -> Option<String> {
-    (option == "rate" || option == "qos").then(|| {
-        format!(
-            "workload '{engine}' cannot run paced (options rate and qos); the engines that can: {}",
-            paced_engines().join(", ")
-        )
-    })
-}
-
 /// Checks that an engine can run here: first the generic checks its capabilities drive (its
 /// external tool is installed; loopback works for engines that talk to a peer; root for
 /// engines that change the machine, when `will_run`), then the engine's own [`Engine::check`].
@@ -98,6 +87,12 @@ fn loopback_works() -> std::io::Result<()> {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
     let addr = listener.local_addr()?;
     std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(2)).map(|_| ())
+}
+
+/// The pacing options every paced engine takes (`rate`, `qos`), for the runner's table of
+/// harness options.
+pub mod pace_options {
+    pub use crate::support::pace::{QOS, RATE};
 }
 
 #[cfg(test)]

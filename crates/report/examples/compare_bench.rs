@@ -9,7 +9,7 @@
 //! data (four metrics per point, same repetitions), end to end as processes.
 
 use racehorse_report::synth::{synthetic_side, Shape};
-use racehorse_report::{compare, compare_html, compare_text, formats, CompareOptions, Side, View};
+use racehorse_report::{compare, compare_html, compare_json, compare_text, CompareOptions, Side, View};
 use racehorse_store::{NewRun, Store};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -150,7 +150,7 @@ fn main() {
         t_text.push(t.elapsed().as_secs_f64() * 1e3);
         std::hint::black_box(text);
         let t = Instant::now();
-        std::hint::black_box(formats::compare_json(&c));
+        std::hint::black_box(compare_json(&c));
         t_json.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let (t_load, t_light, t_end, dir) = through_store(&base, &new, reps);

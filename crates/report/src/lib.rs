@@ -2,77 +2,83 @@
 //! describes one run (one model, [`RunReport`], for both `report` and `show`), and renders
 //! either as terminal text, markdown, csv, json or one self-contained HTML page with SVG charts.
 
-pub mod catalogue;
-pub mod charts;
-pub mod compare;
-pub mod dimension;
-pub mod doc;
-pub mod envdiff;
-pub mod escape;
-pub mod flat;
-pub mod formats;
+// The rooms: what both compare and run use at the top (the vocabulary in `model`, what the
+// report knows of engines in `catalogue`, trust marks, summed phases, profiles, environments),
+// then `compare/` (many runs), `run/` (one run) and `render/` (documents and their renderers).
+// Everything is crate-private behind this facade, but for history (a room other crates use
+// as such), the rendering toolkit and synthetic runs for tests.
+pub(crate) mod catalogue;
+pub(crate) mod compare;
+pub(crate) mod envdiff;
 pub mod history;
-pub mod html;
-pub mod itemlayout;
-pub mod items;
-pub mod layout;
-pub mod model;
-pub mod overall;
-pub mod profile;
-pub mod quality;
-pub mod ramps;
-pub mod runareas;
-pub mod runcharts;
-pub mod runlayout;
-pub mod runreport;
-pub mod runview;
-pub mod runview_json;
-pub mod runview_latency;
-pub mod summary;
-pub mod units;
-pub mod verdicts;
+pub(crate) mod model;
+pub(crate) mod overall;
+pub(crate) mod profile;
+pub(crate) mod quality;
+pub(crate) mod render;
+pub(crate) mod run;
+pub mod synth;
+
+/// The rendering toolkit other crates lay out their own tables and pages with.
+pub use render::{doc, escape, html, units};
 
 pub use catalogue::{Catalogue, EngineEntry, EngineFacts};
-pub use compare::{compare, CompareError, CompareOptions, Comparison};
-pub use layout::View;
+pub use compare::cell::View;
+pub use compare::charts::compare_charts;
+pub use compare::comparison::{compare, CompareError, Comparison};
+pub use compare::dimension::{slice_sides, split_run, By, DimensionError};
+pub use compare::formats::{compare_csv, compare_json};
+pub use compare::gate::{regressions, Regression};
+pub use compare::metric::CompareOptions;
+pub use compare::profiles::compare_profiles_text;
 pub use model::{Metric, Scope, Side, Verdict};
-pub use runreport::{run_report, RunReport};
+pub use run::areas::areas_text;
+pub use run::json::show_json;
+pub use run::report::{run_report, RunReport};
+pub use run::view::ShowOptions;
 
 /// Terminal text of a comparison.
 pub fn compare_text(c: &Comparison, view: View) -> String {
-    doc::to_text(&layout::compare_doc(c, view, &|_| Vec::new()))
+    doc::to_text(&compare::layout::compare_doc(c, view, &|_| Vec::new()))
 }
 
 /// Markdown of a comparison.
 pub fn compare_markdown(c: &Comparison, view: View) -> String {
-    doc::to_markdown(&layout::compare_doc(c, view, &|_| Vec::new()))
+    doc::to_markdown(&compare::layout::compare_doc(c, view, &|_| Vec::new()))
 }
 
 /// Self-contained HTML of a comparison, with charts.
 pub fn compare_html(c: &Comparison, view: View) -> String {
-    let blocks = layout::compare_doc(c, view, &|t| charts::compare_charts(c, t));
+    let blocks = compare::layout::compare_doc(c, view, &|t| compare_charts(c, t));
     html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
 }
 
-/// Terminal text of a one-run report.
+/// Terminal text of a one-run report (`report RUN --format text`): `show`'s document under a
+/// title, with phased workloads' summed points, the areas and the environment.
 pub fn run_text(r: &RunReport) -> String {
-    doc::to_text(&runlayout::run_doc(r, &|_| Vec::new()))
+    doc::to_text(&run::view::report_blocks(r, &|_| Vec::new()))
 }
 
 /// Markdown of a one-run report.
 pub fn run_markdown(r: &RunReport) -> String {
-    doc::to_markdown(&runlayout::run_doc(r, &|_| Vec::new()))
+    doc::to_markdown(&run::view::report_blocks(r, &|_| Vec::new()))
 }
 
 /// Terminal text of one run as `racehorse show` prints it: every point in the order it ran,
 /// with `reps` a line per repetition.
 pub fn show_text(r: &RunReport, reps: bool) -> String {
-    runview::show_text(r, reps)
+    show_text_with(r, ShowOptions { reps, latency: false })
+}
+
+/// Terminal text of one run as `racehorse show` prints it with `opts`. Every label,
+/// parameter, variant name and error text has its control characters escaped.
+pub fn show_text_with(r: &RunReport, opts: ShowOptions) -> String {
+    doc::to_text(&run::view::show_blocks(r, opts))
 }
 
 /// Self-contained HTML of a one-run report, with charts.
 pub fn run_html(r: &RunReport) -> String {
-    let blocks = runlayout::run_doc(r, &charts::run_charts);
+    let blocks = run::view::report_blocks(r, &run::charts::run_charts);
     html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
 }
 
@@ -82,17 +88,3 @@ fn title_of(b: &doc::Block) -> String {
         _ => String::new(),
     }
 }
-
-pub mod synth;
-
-#[cfg(test)]
-mod tests;
-
-#[cfg(test)]
-mod trust_tests;
-
-#[cfg(test)]
-mod runview_tests;
-
-#[cfg(test)]
-mod items_tests;

@@ -78,6 +78,14 @@ impl Metric {
         }
     }
 
+    /// The name under which the metric's figure is listed in `CellQuality::below_resolution`.
+    pub fn resolution_name(self) -> &'static str {
+        match self {
+            Metric::Throughput => racehorse_core::quality::THROUGHPUT,
+            _ => racehorse_core::quality::CPU,
+        }
+    }
+
     /// Signed change in percent such that `+` always reads as better: throughput gain, or
     /// CPU-per-unit savings.
     pub fn gain_pct(self, ratio: f64) -> f64 {
@@ -162,7 +170,7 @@ impl Side {
         if let Some(store) = &self.scope.store {
             s.push_str(&format!(" (in {store})"));
         }
-        crate::escape::escape_control(&s)
+        crate::render::escape::escape_control(&s)
     }
 
     /// Whether the run did not finish every cell (partial, interrupted or still running).
@@ -199,7 +207,7 @@ impl SideInfo {
         if self.label.is_empty() {
             format!("run {}", self.run_id)
         } else {
-            crate::escape::escape_control(&format!("run {} '{}'", self.run_id, self.label))
+            crate::render::escape::escape_control(&format!("run {} '{}'", self.run_id, self.label))
         }
     }
 
@@ -224,11 +232,9 @@ impl SideInfo {
     }
 }
 
-/// The cells of one matrix point (workload + parameters [+ variant]) over repetitions.
+/// The cells of one matrix point over repetitions (its workload and variant are its key's).
 #[derive(Debug, Clone)]
 pub struct Group<'a> {
-    pub workload: String,
-    pub variant: String,
     pub params: Params,
     pub unit: WorkUnit,
     pub ok: Vec<&'a CellResult>,
@@ -262,9 +268,11 @@ impl Group<'_> {
         crate::quality::noisy_reps(&self.ok)
     }
 
-    /// Whether any ok repetition has the metric's figure below its resolution.
+    /// Whether any ok repetition has the metric's figure below its resolution: then the
+    /// point's figure is not shown, as the others alone would be a biased choice.
     pub fn below(&self, m: Metric) -> bool {
-        crate::quality::below(&self.ok, m)
+        let name = m.resolution_name();
+        self.ok.iter().any(|c| c.quality.below(name))
     }
 
     /// Finite values of a metric over the ok repetitions.
@@ -282,14 +290,8 @@ pub fn group_cells<'a>(
     let mut out: BTreeMap<GroupKey, Group<'a>> = BTreeMap::new();
     for (i, c) in cells.into_iter().enumerate() {
         let variant = if by_variant { c.spec.variant.clone() } else { String::new() };
-        let key = GroupKey {
-            workload: c.spec.workload.clone(),
-            variant: variant.clone(),
-            params: c.spec.params.clone(),
-        };
+        let key = GroupKey { workload: c.spec.workload.clone(), variant, params: c.spec.params.clone() };
         let g = out.entry(key).or_insert_with(|| Group {
-            workload: c.spec.workload.clone(),
-            variant,
             params: c.spec.params.clone(),
             unit: c.unit,
             ok: Vec::new(),
@@ -418,6 +420,18 @@ pub const LOAD_AXES: [&str; 10] = [
 /// The load axis among `names`, if any.
 pub fn load_axis(names: &[String]) -> Option<String> {
     LOAD_AXES.iter().find(|a| names.iter().any(|n| n == *a)).map(|a| a.to_string())
+}
+
+/// Every load axis counts (clients, threads, connections …): charts draw it on a log2 axis.
+pub fn x_log2(axis: &str) -> bool {
+    LOAD_AXES.contains(&axis)
+}
+
+/// Splits parameters into the load axis value and the rest (a chart's series key).
+pub fn split_load(p: &Params, axis: &str, columns: &[String]) -> Option<(f64, String)> {
+    let x = p.get(axis).and_then(Value::as_f64)?;
+    let others: Vec<String> = columns.iter().filter(|c| c.as_str() != axis).cloned().collect();
+    Some((x, params_label(p, &others)))
 }
 
 /// The repetitions among `cells` whose quality of service failed (`qos_held` = 0).

@@ -1,8 +1,8 @@
-//! Profiles in tables: the images and symbols of a point's measured windows (mean share over
-//! its repetitions, as `opreport` and `opreport -l` list them), and what grew or shrank
-//! between a base run and a new one, in percentage points of all samples.
+//! Profiles: the images and symbols of a point's measured windows merged (mean share over
+//! its repetitions, as `opreport` and `opreport -l` list them) and listed, and what grew or
+//! shrank between two of them, in percentage points of all samples. Comparing the profiles
+//! of two runs point by point is [`crate::compare::profiles`]'s.
 
-use crate::model::{group_cells, GroupKey, Side};
 use racehorse_core::{CellResult, Profile, ProfileEntry};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -94,7 +94,8 @@ pub fn changes(base: &[Share], new: &[Share], top: usize) -> Vec<Change> {
     out
 }
 
-fn name_of(image: &str, symbol: &Option<String>) -> String {
+/// `symbol  (image)`, or the image alone.
+pub fn name_of(image: &str, symbol: &Option<String>) -> String {
     match symbol {
         Some(s) => format!("{s}  ({image})"),
         None => image.to_string(),
@@ -109,54 +110,6 @@ pub fn profile_text(title: &str, m: &Merged, top: usize) -> String {
         for s in list.iter().take(top) {
             let _ = writeln!(out, "  {:>7.2}  {}", s.pct, name_of(&s.image, &s.symbol));
         }
-    }
-    out
-}
-
-fn point_name(k: &GroupKey) -> String {
-    let params: Vec<String> = k
-        .params
-        .iter()
-        .map(|(n, v)| format!("{n}={}", racehorse_core::params::display_value(n, v)))
-        .collect();
-    format!("{} {}", k.workload, params.join(" "))
-}
-
-/// For every point profiled on both sides: the images and symbols whose share grew or
-/// shrank most. Empty when no point was profiled on both.
-pub fn compare_profiles_text(base: &Side, new: &Side, top: usize) -> String {
-    let pick = |s: &Side| -> Vec<CellResult> {
-        s.cells.iter().filter(|c| s.variant.as_ref().is_none_or(|v| &c.spec.variant == v)).cloned().collect()
-    };
-    let (b_cells, n_cells) = (pick(base), pick(new));
-    let (b, n) = (group_cells(&b_cells, false), group_cells(&n_cells, false));
-    let mut out = String::new();
-    for (key, bg) in &b {
-        let (Some(bm), Some(nm)) = (merge(&bg.ok), n.get(key).and_then(|g| merge(&g.ok))) else { continue };
-        let _ = writeln!(
-            out,
-            "\nProfile changes, {} (share of samples: base → new, change in points)",
-            point_name(key)
-        );
-        for (what, list) in [
-            ("images", changes(&bm.images, &nm.images, top)),
-            ("symbols", changes(&bm.symbols, &nm.symbols, top)),
-        ] {
-            let _ = writeln!(out, "  {:>7}  {:>7}  {:>7}  {what}", "base %", "new %", "change");
-            for c in list {
-                let _ = writeln!(
-                    out,
-                    "  {:>7.2}  {:>7.2}  {:>+7.2}  {}",
-                    c.base_pct,
-                    c.new_pct,
-                    c.delta_pp(),
-                    name_of(&c.image, &c.symbol)
-                );
-            }
-        }
-    }
-    if !out.is_empty() {
-        out.insert_str(0, &format!("\nWhere the CPU time went: {} → {}\n", base.name(), new.name()));
     }
     out
 }

@@ -2,8 +2,7 @@
 //! ran while other processes used the CPU (noisy), figures below their resolution, how quiet
 //! the machine was over the measured windows, and the run's start-of-run exclusivity warnings.
 
-use crate::model::Metric;
-use racehorse_core::{quality, CellResult};
+use racehorse_core::CellResult;
 use serde::Serialize;
 
 /// What a figure below its resolution reads as, instead of a number.
@@ -11,21 +10,6 @@ pub const BELOW_RES: &str = "below res";
 
 /// The mark of a metric cell whose point had a noisy repetition on either side.
 pub const NOISY_MARK: char = '?';
-
-/// The name under which a metric's figure is listed in `CellQuality::below_resolution`.
-pub fn resolution_name(m: Metric) -> &'static str {
-    match m {
-        Metric::Throughput => quality::THROUGHPUT,
-        _ => quality::CPU,
-    }
-}
-
-/// True when any of `cells` lists the metric's figure as below its resolution: then the
-/// point's figure is not shown, as the others alone would be a biased choice.
-pub fn below(cells: &[&CellResult], m: Metric) -> bool {
-    let name = resolution_name(m);
-    cells.iter().any(|c| c.quality.below(name))
-}
 
 /// One repetition that ran while other processes used the CPU.
 #[derive(Debug, Clone, PartialEq, Serialize)]

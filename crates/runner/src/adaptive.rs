@@ -5,29 +5,10 @@
 //! the run still touches every point alike.
 
 use crate::plan::{Plan, PlannedCell};
+use crate::suite::values::{Adaptive, MIN_REPS};
 use racehorse_core::{CellResult, CellStatus};
 use racehorse_stats::relative_half_width;
 use std::collections::BTreeMap;
-
-/// The first round always has this many repetitions (fewer give no interval worth the name).
-pub const MIN_REPS: u32 = 3;
-
-/// When a point has been repeated enough.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Adaptive {
-    /// Relative half-width of the interval to reach, e.g. 0.02 for ±2%.
-    pub target_half_width: f64,
-    /// No point is repeated more often than this.
-    pub max_reps: u32,
-    /// Confidence level of the interval.
-    pub level: f64,
-}
-
-impl Default for Adaptive {
-    fn default() -> Self {
-        Adaptive { target_half_width: 0.02, max_reps: 10, level: 0.95 }
-    }
-}
 
 /// Throughput per point (match key) over the repetitions finished so far.
 #[derive(Debug, Default, Clone)]
@@ -82,8 +63,8 @@ pub fn next_round(plan: &Plan, t: &Tracker, a: &Adaptive, next_index: usize) -> 
         cell.spec.rep = last + 1;
         out.push(cell);
     }
-    if plan.suite.order == crate::variant::Order::Random {
-        crate::variant::shuffle(&mut out, crate::plan::round_seed(&plan.suite, next_index as u64));
+    if plan.suite.order == crate::suite::variant::Order::Random {
+        crate::suite::variant::shuffle(&mut out, crate::plan::round_seed(&plan.suite, next_index as u64));
     }
     for (i, c) in out.iter_mut().enumerate() {
         c.index = next_index + i;

@@ -4,8 +4,8 @@
 
 use crate::error::{Context, RunError};
 use crate::plan::Plan;
+use crate::suite::variant::Variant;
 use crate::suite::Suite;
-use crate::variant::Variant;
 use racehorse_machine::cpuctl::format_cpu_list;
 use racehorse_machine::knobs::{block_queue_dir, device_of_path, governor_files, selected_value, thp_file};
 use racehorse_machine::{Guard, SysRoot};
@@ -167,13 +167,8 @@ fn described(v: &Variant, dir: &Path, set: &mut Settings) {
         }
     }
     if let Some(p) = &v.plugd {
-        set.insert("plugd".into(), crate::variant::plugd_summary(p));
+        set.insert("plugd".into(), crate::suite::variant::plugd_summary(p));
     }
-}
-
-/// A word for `sh -c`: single-quoted, with single quotes escaped.
-pub(crate) fn sh_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// Where a plugd variant's daemon keeps its config, pid, lock, state and log: beside the
@@ -197,7 +192,7 @@ fn plugd_commands(v: &Variant, text: &str) -> Result<(String, String), RunError>
     let conf = dir.join("plugd.conf");
     std::fs::write(&conf, text).map_err(|e| RunError::io(format_args!("plugd: {}", conf.display()), e))?;
     let exe = std::env::current_exe().map_err(|e| RunError::io("plugd: the racehorse binary", e))?;
-    let q = |p: &Path| sh_quote(&p.display().to_string());
+    let q = |p: &Path| racehorse_core::shell::quote(&p.display().to_string());
     let (pid, log, state) = (dir.join("pid"), dir.join("log"), dir.join("state.json"));
     let start = format!(
         "rm -f {pid}; RACEHORSE_UNDER_RUN={run} {exe} plugd -c {conf} -f --pid-file {pid} --lock-file {lock} --state-file {state} >> {log} 2>&1 & \
@@ -274,7 +269,7 @@ pub fn apply_variant(
 fn check_volume(vol: &crate::volume::VolumeSpec, root: &SysRoot) -> Result<(), String> {
     racehorse_machine::scratch::kernel_supports(root, &vol.kind)?;
     for tool in vol.tools() {
-        if racehorse_engines::support::path::find_file(tool).is_none() {
+        if racehorse_machine::path::find_file(tool).is_none() {
             return Err(format!(
                 "{} needs `{tool}` on PATH; install it (lvm2, mdadm, btrfs-progs, util-linux)",
                 vol.kind

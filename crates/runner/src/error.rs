@@ -8,6 +8,10 @@ use racehorse_store::StoreError;
 use std::fmt::Display;
 use std::path::PathBuf;
 
+/// The exit code of a run that could not put the machine back as it found it (documented in
+/// docs/cli.md): distinct from 1 (failed cells) and from 128 + signal (stopped and restored).
+pub const NOT_RESTORED_EXIT: u8 = 4;
+
 /// Why a run, or a step of it, did not happen or did not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -27,12 +31,22 @@ pub enum RunError {
     /// The machine could not be read, controlled or restored (exit 1).
     #[error(transparent)]
     Machine(#[from] MachineError),
-    /// Settings that did not read back with their values from before the run (exit 1).
+    /// Settings that did not read back with their values from before the run (exit 4).
     #[error(
         "the machine was not fully restored: {}; run `racehorse restore` or set them back by hand",
         .0.join("; ")
     )]
     NotRestored(Vec<String>),
+    /// The Guard could not put the machine back (exit 4, never 128 + signal, which says the
+    /// machine was restored): what failed, which signal had stopped the run, and where what
+    /// is left is kept for `racehorse restore`.
+    #[error(
+        "{}the machine was NOT restored: {source}; what is left changed is kept in {}: run `racehorse \
+         restore` to put it back",
+        .signal.map(|s| format!("stopped by signal {s}, but ")).unwrap_or_default(),
+        .state_file.display()
+    )]
+    RestoreFailed { source: MachineError, signal: Option<i32>, state_file: PathBuf },
     /// An engine refused or failed (exit 2 for a bad option or a missing tool, else 1).
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -78,8 +92,8 @@ impl RunError {
             RunError::Stopped { code, .. } => *code,
             RunError::Engine(EngineError::Usage(_) | EngineError::ToolMissing { .. }) => 2,
             RunError::Context { source, .. } => source.exit_code(),
+            RunError::NotRestored(_) | RunError::RestoreFailed { .. } => NOT_RESTORED_EXIT,
             RunError::Machine(_)
-            | RunError::NotRestored(_)
             | RunError::Engine(_)
             | RunError::Store(_)
             | RunError::CellNotStored { .. }

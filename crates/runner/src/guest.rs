@@ -6,7 +6,9 @@
 
 use crate::exec::{tell, Emit, Runner};
 use crate::guest_vm::{self, FromGuest, HostEdge, Vm, VmSpec};
+use crate::leftovers::WorkDir;
 use crate::plan::{Plan, PlannedCell};
+use crate::suite::harness::WHERE;
 use crate::window_check::cpu_resolution;
 use racehorse_core::event::CellPhase;
 use racehorse_core::virt::{VirtCpu, GUEST_CPU};
@@ -20,11 +22,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// The parameter that says where a cell runs: `host` (bare metal, the default) or `guest`.
-pub const WHERE: &str = "where";
-/// Its values.
-pub const WHERE_VALUES: [&str; 2] = ["host", "guest"];
-
 /// Guest memory unless $RACEHORSE_GUEST_MEM_MIB says otherwise.
 pub const DEFAULT_MEM_MIB: u64 = 1024;
 /// The longest a guest may take from QEMU's start to its first message.
@@ -34,14 +31,6 @@ const CELL_MARGIN: Duration = Duration::from_secs(120);
 
 /// Set inside a guest (by `guest-init`): cells run here, whatever their `where`.
 pub static INSIDE_GUEST: AtomicBool = AtomicBool::new(false);
-
-/// Checks a `where` value (`host`, `guest`).
-pub fn check_where(v: Value) -> Result<Value, String> {
-    match &v {
-        Value::Str(s) if WHERE_VALUES.contains(&s.as_str()) => Ok(v),
-        _ => Err(format!("where = {v}: expected host or guest (a KVM guest of this machine)")),
-    }
-}
 
 /// True when `spec` runs in a guest from here.
 pub fn wants_guest(spec: &CellSpec) -> bool {
@@ -117,14 +106,17 @@ pub fn measure(
     let exe = std::env::current_exe().map_err(|e| failed("finding racehorse's own binary")(e.to_string()))?;
     let img = image::ensure(&image::cache_dir(), &exe).map_err(failed("building the guest image"))?;
     let dir = runner.work_root.join(format!("racehorse-{}-guest{}", std::process::id(), cell.index));
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("the guest's directory", &dir, e))?;
+    // Removed on every path when this returns (QEMU has ended by then); a kill leaves it to
+    // the next run's sweep (`leftovers`).
+    let work = WorkDir::create(dir.clone()).map_err(|e| EngineError::io("the guest's directory", &dir, e))?;
+    let dir = work.path();
     let job = Job {
         spec: cell.spec.clone(),
         cpus: cell.cpus,
         warmup_ns: cell.warmup.as_nanos() as u64,
         runtime_ns: cell.runtime.as_nanos() as u64,
     };
-    let initramfs = initramfs_with_job(&dir, &img, &job)?;
+    let initramfs = initramfs_with_job(dir, &img, &job)?;
     let qemu =
         guest_vm::qemu_binary().ok_or_else(|| EngineError::Failed("qemu-system-x86_64 is gone".into()))?;
     let spec = VmSpec {
@@ -133,7 +125,7 @@ pub fn measure(
         vcpus: cell.cpus,
         mem_mib: mem_mib(),
         cpu_model: guest_vm::cpu_model(),
-        dir: &dir,
+        dir,
     };
     let mut vm = guest_vm::start(&qemu, &spec).map_err(failed("starting the guest"))?;
     let pid = vm.pid();
@@ -142,11 +134,7 @@ pub fn measure(
     let ended = guard.end_guest(pid).map_err(|e| failed("ending the guest")(e.to_string()));
     let _ = vm.child.wait();
     tell(emit, Event::CellPhase { index: cell.index, phase: CellPhase::Cleanup });
-    let outcome = outcome.and(ended);
-    if outcome.is_ok() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    outcome
+    outcome.and(ended)
 }
 
 /// The host's readings at the guest's edges and what the guest sent.
@@ -333,6 +321,5 @@ mod tests {
         assert_eq!(v.guest_view.user_s, 2.0);
         assert!(!r.quality.below(racehorse_core::quality::CPU) || hz > 1000.0, "{:?}", r.quality);
         assert!(r.virt_guest_per_unit().is_some());
-        assert!(check_where(Value::Str("moon".into())).is_err());
     }
 }

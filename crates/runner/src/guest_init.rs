@@ -6,56 +6,19 @@
 
 use crate::exec::{run_alone, Runner};
 use crate::guest::{Job, INSIDE_GUEST, JOB_FILE};
-use crate::guest_vm::{LINE_PREFIX, PORT_NAME};
+use crate::guest_channel::{self, send};
+use crate::guest_vm::PORT_NAME;
 use crate::plan::{EngineRef, PlannedCell};
-use racehorse_engines::{RealClock, WindowHooks};
+use racehorse_engines::RealClock;
 use racehorse_machine::guard::Guard;
 use racehorse_machine::kvm::image::MODULES_LIST;
 use racehorse_machine::SysRoot;
 use std::ffi::CString;
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The channel to the host, once open.
-static PORT: OnceLock<Mutex<File>> = OnceLock::new();
-
-/// Sends one protocol line to the host (nothing before the channel is open).
-fn send(line: &str) {
-    if let Some(p) = PORT.get() {
-        let mut f = p.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = f.write_all(format!("{LINE_PREFIX}{line}\n").as_bytes());
-        let _ = f.flush();
-    }
-}
-
-/// Window hooks that tell the host the window starts before the guest reads its own edge,
-/// and that it ended after: the host's readings bracket the guest's window.
-struct Signalled(Box<dyn WindowHooks>);
-
-impl WindowHooks for Signalled {
-    fn measure_started(&self) {
-        send("T0");
-        self.0.measure_started();
-    }
-    fn measure_ended(&self) {
-        self.0.measure_ended();
-        send("T1");
-    }
-}
-
-/// Inside a guest, wraps a cell's window hooks so that the host hears of its edges;
-/// elsewhere returns them as they are.
-pub(crate) fn signalled(hooks: Box<dyn WindowHooks>) -> Box<dyn WindowHooks> {
-    if PORT.get().is_some() {
-        Box::new(Signalled(hooks))
-    } else {
-        hooks
-    }
-}
 
 fn cstr(s: &str) -> Result<CString, String> {
     CString::new(s).map_err(|e| e.to_string())
@@ -186,7 +149,7 @@ fn setup() -> Result<(), String> {
         .write(true)
         .open(&port)
         .map_err(|e| format!("{}: {e}", port.display()))?;
-    let _ = PORT.set(Mutex::new(f));
+    guest_channel::open(f);
     send("READY");
     loopback_up()
 }

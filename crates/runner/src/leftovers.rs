@@ -1,6 +1,8 @@
 //! Work files of runs that were killed (SIGKILL, power loss) before their cleanup: cell
-//! directories `racehorse-<pid>-cell<N>` and perf directories `racehorse-<pid>-perf-*` whose
-//! process is gone are removed when the next run starts in the same work root.
+//! directories `racehorse-<pid>-cell<N>`, guest directories `racehorse-<pid>-guest<N>` and
+//! perf directories `racehorse-<pid>-perf-*` whose process is gone are removed when the next
+//! run starts in the same work root. A [`WorkDir`] removes its directory on every other path
+//! (issue 47, case 8: a failed or interrupted guest cell left 19-51 MB behind).
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +10,8 @@ use std::path::{Path, PathBuf};
 fn owner_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix("racehorse-")?;
     let (pid, kind) = rest.split_once('-')?;
-    (kind.starts_with("cell") || kind.starts_with("perf-")).then(|| pid.parse().ok()).flatten()
+    let ours = ["cell", "guest", "perf-"].iter().any(|k| kind.starts_with(k));
+    ours.then(|| pid.parse().ok()).flatten()
 }
 
 /// True when `pid` runs (a zombie counts as ended).
@@ -32,6 +35,29 @@ pub fn sweep(work_root: &Path) -> Vec<PathBuf> {
     removed
 }
 
+/// A work directory of this process, removed with everything in it when dropped: on
+/// success, error, interruption and panic alike (a kill leaves it to [`sweep`]).
+#[derive(Debug)]
+pub struct WorkDir(PathBuf);
+
+impl WorkDir {
+    /// Makes `dir` (and its parents).
+    pub fn create(dir: PathBuf) -> std::io::Result<WorkDir> {
+        std::fs::create_dir_all(&dir)?;
+        Ok(WorkDir(dir))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,6 +72,7 @@ mod tests {
         let names = [
             format!("racehorse-{dead_pid}-cell3"),
             format!("racehorse-{dead_pid}-perf-abc"),
+            format!("racehorse-{dead_pid}-guest4"),
             format!("racehorse-{me}-cell0"),
             format!("racehorse-{dead_pid}-other"),
             "racehorse-x-cell1".to_string(),
@@ -58,9 +85,29 @@ mod tests {
         let mut gone: Vec<String> =
             sweep(dir.path()).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
         gone.sort();
-        assert_eq!(gone, vec![names[0].clone(), names[1].clone()]);
-        for n in &names[2..] {
+        let mut dead = vec![names[0].clone(), names[1].clone(), names[2].clone()];
+        dead.sort();
+        assert_eq!(gone, dead, "issue 47: a killed guest cell's directory goes too");
+        for n in &names[3..] {
             assert!(dir.path().join(n).exists(), "{n} stays");
         }
+    }
+
+    #[test]
+    fn issue47_a_work_dir_is_removed_on_every_path() {
+        let root = tempfile::tempdir().expect("tmp");
+        let dir = root.path().join(format!("racehorse-{}-guest0", std::process::id()));
+        let failed = || -> Result<(), String> {
+            let d = WorkDir::create(dir.clone()).map_err(|e| e.to_string())?;
+            std::fs::write(d.path().join("initramfs.cpio"), vec![0u8; 4096]).map_err(|e| e.to_string())?;
+            Err("the guest did not boot".into())
+        };
+        assert!(failed().is_err());
+        assert!(!dir.exists(), "removed after an error");
+        let panicked = std::panic::catch_unwind(|| {
+            let _d = WorkDir::create(dir.clone()).expect("mkdir");
+            panic!("a bug in the cell");
+        });
+        assert!(panicked.is_err() && !dir.exists(), "removed after a panic");
     }
 }

@@ -18,6 +18,7 @@ use racehorse_engines::{CellContext, RealClock};
 use racehorse_machine::lock::{LockError, MachineLock};
 use racehorse_machine::recovery::recover_all;
 use racehorse_machine::{cpuctl, env, exclusivity, Guard, StopSignals, SysRoot};
+use racehorse_store::spill::keep_cell;
 use racehorse_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -70,20 +71,26 @@ pub struct RunReport {
 pub struct StoreSink<'a> {
     pub store: &'a Store,
     pub run_id: i64,
+    /// The run's uuid, which a cell kept outside the store names (`racehorse_store::spill`).
+    pub run_uuid: String,
 }
 
 impl Sink for StoreSink<'_> {
     fn event(&mut self, e: &Event) -> Result<(), RunError> {
         if let Event::CellFinished { index, result } = e {
             if let Err(source) = self.store.insert_cell(self.run_id, *index, result) {
-                let kept = match spill_cell(Path::new(self.store.path()), self.run_id, *index, result) {
+                let store = Path::new(self.store.path());
+                let kept = match keep_cell(store, self.run_id, &self.run_uuid, *index, result) {
                     Ok(file) => format!(
                         "the measured cell is kept in {}; load it with `racehorse import {}` once the store can \
                          be written",
                         file.display(),
                         file.display()
                     ),
-                    Err(why) => format!("and it could not be kept anywhere else either: {why}"),
+                    Err(tries) => format!(
+                        "and it could not be kept anywhere else either: {}",
+                        RunError::NotKept { tries }
+                    ),
                 };
                 return Err(RunError::CellNotStored {
                     cell: result.spec.label(),
@@ -94,39 +101,6 @@ impl Sink for StoreSink<'_> {
         }
         Ok(())
     }
-}
-
-/// The `format` of a cell kept outside the store (see docs/formats.md).
-pub const SPILL_FORMAT: &str = "racehorse-cell";
-
-/// Writes a cell the store refused as JSON, beside the store, else in the temporary
-/// directory: the first place that takes it. Returns the file.
-pub fn spill_cell(
-    store: &Path,
-    run_id: i64,
-    idx: usize,
-    cell: &racehorse_core::CellResult,
-) -> Result<PathBuf, RunError> {
-    let doc = serde_json::json!({
-        "format": SPILL_FORMAT,
-        "version": 1,
-        "store": store.display().to_string(),
-        "run_id": run_id,
-        "idx": idx,
-        "cell": cell,
-    });
-    let name = format!("run{run_id}-cell{idx}-{}.json", std::process::id());
-    let beside = PathBuf::from(format!("{}.spill", store.display()));
-    let mut tries = Vec::new();
-    for dir in [beside, std::env::temp_dir().join("racehorse-spill")] {
-        let file = dir.join(&name);
-        let wrote = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, doc.to_string()));
-        match wrote {
-            Ok(()) => return Ok(file),
-            Err(e) => tries.push((file, e)),
-        }
-    }
-    Err(RunError::NotKept { tries })
 }
 
 /// The store first, then the caller's sinks (progress, JSON lines).
@@ -202,6 +176,16 @@ fn wait_for_start(req: &RunRequest, signals: &StopSignals, sinks: &mut [&mut dyn
     }
 }
 
+/// The Guard could not put the machine back: exit 4, naming the state file (never 128 +
+/// signal, which says the machine was restored).
+fn restore_failed(
+    source: racehorse_machine::MachineError,
+    req: &RunRequest,
+    signals: &StopSignals,
+) -> RunError {
+    RunError::RestoreFailed { source, signal: signals.signal(), state_file: req.state_file.clone() }
+}
+
 fn stopped(signals: &StopSignals) -> RunError {
     RunError::Stopped { signal: signals.signal().unwrap_or(libc::SIGINT), code: signals.exit_code() }
 }
@@ -260,6 +244,20 @@ pub fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The label and every planned cell's names and parameters within the store's limits
+/// (`racehorse_store::limits`), so that what the run stores can be listed, exported,
+/// imported and loaded: a usage error before anything else.
+pub fn check_texts(req: &RunRequest) -> Result<(), RunError> {
+    if let Some(why) = racehorse_store::limits::label_problem(&req.label) {
+        return Err(RunError::Usage(format!("--label: {why}; give a shorter one")));
+    }
+    let problem = req.plan.cells.iter().find_map(|c| racehorse_store::limits::spec_problem(&c.spec));
+    match problem {
+        Some(why) => Err(RunError::Usage(format!("{why}; shorten it in the suite or on the command line"))),
+        None => Ok(()),
+    }
+}
+
 /// Under the lock: restores what killed runs and daemons left, removes their work
 /// directories, and checks this run's directories and cells.
 fn prepare(req: &RunRequest, sinks: &mut [&mut dyn Sink]) -> Result<(), RunError> {
@@ -304,7 +302,8 @@ fn record_run(req: &RunRequest, store: &Store, excl: &exclusivity::Exclusivity) 
         .create_run(&NewRun {
             label: req.label.clone(),
             host: environment.hostname.clone(),
-            command: req.command.clone(),
+            command: racehorse_store::limits::clip(&req.command, racehorse_store::limits::MAX_TEXT)
+                .into_owned(),
             suite_json: suite_json(&req.plan),
             env_json: serde_json::to_string(&environment).unwrap_or_default(),
             exclusivity_json: serde_json::to_string(excl).unwrap_or_default(),
@@ -351,6 +350,7 @@ pub fn run(
     signals: &StopSignals,
     sinks: &mut [&mut dyn Sink],
 ) -> Result<RunReport, RunError> {
+    check_texts(req)?;
     let _lock = take_lock(req, signals, sinks)?;
     prepare(req, sinks)?;
     let excl = exclusivity::check(&req.root, Duration::from_millis(300));
@@ -360,7 +360,8 @@ pub fn run(
     let mut guard = guard_machine(req, sinks)?;
     wait_for_start(req, signals, sinks);
     if signals.requested() {
-        drop(guard);
+        // Only a restore that worked may end in 128 + signal.
+        guard.restore().map_err(|source| restore_failed(source, req, signals))?;
         return Err(stopped(signals));
     }
     let run_id = record_run(req, store, &excl)?;
@@ -375,12 +376,13 @@ pub fn run(
         noise_threshold: req.noise_threshold,
         warm_up: req.warm_up,
     };
-    let mut fanout = Fanout { store: StoreSink { store, run_id }, rest: sinks };
+    let run_uuid = store.run(run_id).ok().flatten().map(|r| r.uuid).unwrap_or_default();
+    let mut fanout = Fanout { store: StoreSink { store, run_id, run_uuid }, rest: sinks };
     let outcome = execute(&runner, &req.plan, &mut guard, &mut [&mut fanout], run_id, &req.label);
     let restored = guard.restore();
     let status = outcome.as_ref().map(|o| o.status).unwrap_or(RunStatus::Partial);
     let finished = store.finish_run(run_id, status);
-    restored.context("restoring the machine state")?;
+    restored.map_err(|source| restore_failed(source, req, signals))?;
     let verified = guard.verify_restored().map_err(RunError::NotRestored)?;
     // The cell's own error first: it says what was lost and where it was kept.
     let outcome = match outcome {

@@ -140,6 +140,41 @@ fn a_stop_signal_before_the_first_cell_leaves_the_machine_as_found() {
     assert!(b.store.list_runs().unwrap().is_empty());
 }
 
+/// Stops the run at its first cell and makes the variant's sysctl impossible to write back
+/// (the file becomes a directory), as a machine that refuses the restore.
+struct StopAndBreakRestore {
+    signals: StopSignals,
+    sysctl: PathBuf,
+}
+impl Sink for StopAndBreakRestore {
+    fn event(&mut self, e: &Event) -> Result<(), RunError> {
+        if matches!(e, Event::CellStarted { .. }) && !self.signals.requested() {
+            self.signals.request(libc::SIGINT);
+            std::fs::remove_file(&self.sysctl).unwrap();
+            std::fs::create_dir(&self.sysctl).unwrap();
+        }
+        Ok(())
+    }
+}
+
+/// Issue 47, case 1: a run stopped by a signal whose machine cannot be restored does not
+/// exit 130 (which says "restored"): it exits 4, says so and names `racehorse restore`, and
+/// the state file keeps what is left.
+#[test]
+fn issue47_a_stopped_run_whose_restore_fails_says_so_and_exits_4() {
+    let b = Bench::new();
+    let signals = StopSignals::never();
+    let mut breaker =
+        StopAndBreakRestore { signals: signals.clone(), sysctl: b.root.proc("sys/vm/swappiness") };
+    let r = run(&b.request(SUITE), &b.store, &signals, &mut [&mut breaker]);
+    let e = r.unwrap_err();
+    let msg = e.to_string();
+    assert_eq!(e.exit_code(), crate::error::NOT_RESTORED_EXIT, "{msg}");
+    assert!(msg.contains("stopped by signal 2") && msg.contains("NOT restored"), "{msg}");
+    assert!(msg.contains("racehorse restore") && msg.contains("restore.json"), "{msg}");
+    assert!(b.state.exists(), "the state file keeps what is left");
+}
+
 #[test]
 fn a_signal_while_waiting_for_the_lock_gives_up_with_its_exit_code() {
     let b = Bench::new();
@@ -230,7 +265,8 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
         rep: 1,
     };
     let cell = racehorse_core::CellResult::empty(spec, racehorse_core::WorkUnit::Ops);
-    let mut sink = StoreSink { store: &read_only, run_id };
+    let run_uuid = b.store.run(run_id).unwrap().unwrap().uuid;
+    let mut sink = StoreSink { store: &read_only, run_id, run_uuid: run_uuid.clone() };
     let e = sink
         .event(&Event::CellFinished { index: 3, result: Box::new(cell.clone()) })
         .unwrap_err()
@@ -241,8 +277,9 @@ fn a_cell_the_store_refuses_is_kept_beside_it_and_named() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(
         (doc["format"].as_str(), doc["run_id"].as_i64(), doc["idx"].as_u64()),
-        (Some(SPILL_FORMAT), Some(run_id), Some(3))
+        (Some(racehorse_store::spill::SPILL_FORMAT), Some(run_id), Some(3))
     );
+    assert_eq!(doc["run_uuid"].as_str(), Some(run_uuid.as_str()));
     let back: racehorse_core::CellResult = serde_json::from_value(doc["cell"].clone()).unwrap();
     assert_eq!(back, cell);
 }

@@ -1,8 +1,8 @@
 //! Matrix expansion: a suite becomes an ordered list of cells (variant × repetition ×
 //! workload × CPU count × every combination of option values), with an estimated duration.
 
+use crate::suite::variant::{shuffle, Order, Variant};
 use crate::suite::{engine_names, Suite, SuiteError, WorkloadEntry};
-use crate::variant::{shuffle, Order, Variant};
 use racehorse_core::{CellSpec, Params, Value};
 use racehorse_engines::Engine;
 use std::collections::BTreeMap;

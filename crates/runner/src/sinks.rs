@@ -134,7 +134,9 @@ impl ProgressSink {
             };
             self.bar.suspend(|| eprintln!("{line}"));
         } else if let Some(err) = &result.error {
-            self.bar.println(format!("cell {label} {status}: {err}"));
+            // Not `println`: a hidden bar (`-q`, stderr not a terminal) prints nothing with it,
+            // and why a cell failed is a result, not progress (issue 47, case 8).
+            self.bar.suspend(|| eprintln!("cell {label} {status}: {err}"));
         }
     }
 }

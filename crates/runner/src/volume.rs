@@ -8,7 +8,7 @@
 //! restore`). Devices that hold a filesystem, a partition table or any other signature are
 //! refused unless the volume says `destructive = true`.
 
-use crate::apply::sh_quote as q;
+use racehorse_core::shell::quote as q;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -2,6 +2,7 @@
 //! as soon as the cell finishes, and the reverse mapping back to full `CellResult`s.
 
 use crate::error::{Result, StoreError};
+use crate::limits::{clip, MAX_TEXT};
 use crate::store::{now_unix_s, parse_column, Store};
 use racehorse_core::{
     CellQuality, CellResult, CellSpec, CellStatus, CpuMethod, CpuUsage, LatencyHistogram, Nanos, OpStats,
@@ -183,7 +184,7 @@ pub(crate) fn insert_cell_row(
             serde_json::to_string(&spec.params)?,
             spec.match_key(),
             cell.status.as_str(),
-            cell.error,
+            cell.error.as_deref().map(|e| clip(e, MAX_TEXT)),
             cell.unit.as_str(),
             cell.units,
             int("window_ns", cell.window.0)?,
@@ -207,7 +208,7 @@ pub(crate) fn insert_cell_row(
             cell.quality.outside_cpu_s,
             cell.quality.kthread_cpu_s,
             cell.quality.own_cpu_s,
-            cell.quality.noisy,
+            cell.quality.noisy.as_deref().map(|n| clip(n, MAX_TEXT)),
             serde_json::to_string(&cell.quality.below_resolution)?,
             cell.virt.as_ref().map(serde_json::to_string).transpose()?,
         ],

@@ -28,6 +28,21 @@ pub enum StoreError {
     )]
     TooNew { path: String, found: i64, known: i64 },
 
+    /// SQLite's quick check found damage: nothing may be written to the store.
+    #[error(
+        "the store {path} is damaged (SQLite's quick check: {detail}); nothing was written to it. \
+         Restore it from a backup, or save what is still readable with \
+         `sqlite3 {path} .recover | sqlite3 {path}.recovered` and use --db {path}.recovered"
+    )]
+    Damaged { path: String, detail: String },
+
+    /// A kept cell (`racehorse import`) whose run is not in this store.
+    #[error(
+        "the kept cell belongs to {run}, which is not in the store {store} (it was kept for \
+         {kept_for}); import it into that store with --db"
+    )]
+    NotItsStore { run: String, kept_for: String, store: String },
+
     /// A schema migration step failed; the database stays at the previous version.
     #[error("cannot migrate the store {path} to schema version {version}: {source}")]
     Migration { path: String, version: i64, source: rusqlite::Error },

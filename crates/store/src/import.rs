@@ -1,7 +1,8 @@
 //! Loading a JSON export (contract `racehorse-run` v1, docs/formats.md) into a store as a new
 //! run with its host, label, environment and cells, so that runs move between stores. A run
 //! already in the store (same UUID; for exports without one, same host, start second, label,
-//! command and racehorse version) is not loaded twice.
+//! command and racehorse version) is not loaded twice: a later export of it adds only its
+//! new cells and status (`import_merge`).
 
 use crate::cells::{insert_cell_row, insert_latencies, parse_cell_status, parse_cpu_method};
 use crate::error::Result;
@@ -57,9 +58,12 @@ pub enum Imported {
     New(i64),
     /// The run is already in the store under this id; nothing was written.
     AlreadyPresent(i64),
+    /// The run is already in the store under this id, and this (later) export added its
+    /// cells not yet stored, or its further status (see `import_merge`).
+    Updated { id: i64, cells_added: usize },
 }
 
-fn field(name: &str, why: impl Into<String>) -> ImportError {
+pub(crate) fn field(name: &str, why: impl Into<String>) -> ImportError {
     ImportError::Field { field: name.to_string(), why: why.into() }
 }
 
@@ -105,12 +109,39 @@ pub fn parse_export(text_in: &str) -> std::result::Result<ExportedRun, ImportErr
 
 /// Reads an export already parsed as JSON: the run and its cells.
 pub fn parse_export_value(doc: &Json) -> std::result::Result<ExportedRun, ImportError> {
+    check_format(doc)?;
+    let mut latencies_without_histogram = 0;
+    let cells = doc["cells"]
+        .as_array()
+        .ok_or_else(|| field("cells", "missing or not a list"))?
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            cell(c, &mut latencies_without_histogram)
+                .map_err(|e| field(&format!("cells[{i}]"), e.to_string()))
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    assemble(doc, cells, latencies_without_histogram)
+}
+
+/// An export's `format` and `version` are ones this racehorse reads.
+pub(crate) fn check_format(doc: &Json) -> std::result::Result<(), ImportError> {
     if doc["format"] != FORMAT_NAME {
         return Err(ImportError::NotAnExport { found: doc["format"].to_string() });
     }
     if doc["version"] != FORMAT_VERSION {
         return Err(ImportError::UnknownVersion { found: doc["version"].to_string() });
     }
+    Ok(())
+}
+
+/// The run of an export (`doc`: its fields; its cells already read), every text within
+/// its limits (`crate::limits`).
+pub(crate) fn assemble(
+    doc: &Json,
+    cells: Vec<CellResult>,
+    latencies_without_histogram: usize,
+) -> std::result::Result<ExportedRun, ImportError> {
     let r = &doc["run"];
     let status = RunStatus::parse(&text(r, "status")?).ok_or_else(|| field("run.status", "unknown"))?;
     let run = NewRun {
@@ -138,17 +169,13 @@ pub fn parse_export_value(doc: &Json) -> std::result::Result<ExportedRun, Import
         Json::String(u) if crate::fleet::is_uuid(u) => u.to_ascii_lowercase(),
         _ => return Err(field("run.uuid", "not a UUID")),
     };
-    let mut latencies_without_histogram = 0;
-    let cells = doc["cells"]
-        .as_array()
-        .ok_or_else(|| field("cells", "missing or not a list"))?
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            cell(c, &mut latencies_without_histogram)
-                .map_err(|e| field(&format!("cells[{i}]"), e.to_string()))
-        })
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    if let Some(why) = crate::limits::run_problem(&run) {
+        return Err(field("run", why));
+    }
+    let problem = cells.iter().enumerate().find_map(|(i, c)| crate::limits::cell_problem(c).map(|w| (i, w)));
+    if let Some((i, why)) = problem {
+        return Err(field(&format!("cells[{i}]"), why));
+    }
     Ok(ExportedRun {
         run,
         source_id: int(r, "id")?,
@@ -203,7 +230,7 @@ fn param(name: &str, v: &Json) -> std::result::Result<Value, ImportError> {
     })
 }
 
-fn cell(c: &Json, without_histogram: &mut usize) -> std::result::Result<CellResult, ImportError> {
+pub(crate) fn cell(c: &Json, without_histogram: &mut usize) -> std::result::Result<CellResult, ImportError> {
     let mut params = Params::new();
     for (k, v) in c["params"].as_object().ok_or_else(|| field("params", "missing"))? {
         params.insert(k.clone(), param(k, v)?);
@@ -315,11 +342,17 @@ impl Store {
     }
 
     /// Stores an exported run and its cells in one transaction as a new run (its own start,
-    /// finish and status kept), unless the same run is already here.
+    /// finish and status kept); when the same run is already here, adds what this export
+    /// has that the store does not (cells, a further status, tags).
     pub fn import_run(&self, r: &ExportedRun) -> Result<Imported> {
         if let Some(id) = self.find_same_run(r)? {
+            let merged = self.merge_run(id, r)?;
             self.merge_change_points(&r.change_points)?;
-            return Ok(Imported::AlreadyPresent(id));
+            return Ok(if merged.cells_added > 0 || merged.run_updated {
+                Imported::Updated { id, cells_added: merged.cells_added }
+            } else {
+                Imported::AlreadyPresent(id)
+            });
         }
         let tx = self.conn.unchecked_transaction()?;
         tx.execute(

@@ -7,12 +7,18 @@ pub mod bisects;
 mod cells;
 pub mod error;
 pub mod export;
+pub mod files;
 pub mod fleet;
+pub mod health;
 pub mod import;
+mod import_merge;
+pub mod import_stream;
 pub mod ledger;
+pub mod limits;
 pub mod query;
 mod resolve;
 pub mod schema;
+pub mod spill;
 mod store;
 pub mod tags;
 

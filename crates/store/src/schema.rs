@@ -2,7 +2,7 @@
 //! many have been applied, so an old database is brought forward and a newer one refused.
 
 use crate::error::{Result, StoreError};
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 /// Migration steps in order. Step `i` moves the schema from version `i` to `i + 1`.
 /// Never edit a released step: append a new one (see docs/formats.md).
@@ -214,20 +214,30 @@ pub fn user_version(conn: &Connection) -> Result<i64> {
 }
 
 /// Brings the database at `path` (used in messages) to [`SCHEMA_VERSION`], one transaction
-/// per step, or refuses a database from a newer racehorse.
+/// per step, or refuses a database from a newer racehorse. Each step takes the write lock
+/// first (an immediate transaction, waiting up to the busy timeout) and reads the version
+/// again under it, so that two processes creating the same new store one after the other
+/// apply each step once: the second finds the tables the first made (issue 47, case 7).
 pub fn migrate(conn: &mut Connection, path: &str) -> Result<()> {
     let found = user_version(conn)?;
     if found > SCHEMA_VERSION {
         return Err(StoreError::TooNew { path: path.to_owned(), found, known: SCHEMA_VERSION });
     }
-    let start = usize::try_from(found).unwrap_or(0);
-    for (i, step) in MIGRATIONS.iter().enumerate().skip(start) {
-        let version = i as i64 + 1;
-        let fail = |source| StoreError::Migration { path: path.to_owned(), version, source };
-        let tx = conn.transaction().map_err(fail)?;
-        tx.execute_batch(step).map_err(fail)?;
-        tx.pragma_update(None, "user_version", version).map_err(fail)?;
+    let mut version = found;
+    while version < SCHEMA_VERSION {
+        let fail = |source| StoreError::Migration { path: path.to_owned(), version: version + 1, source };
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(fail)?;
+        let now = user_version(&tx)?;
+        if now > SCHEMA_VERSION {
+            return Err(StoreError::TooNew { path: path.to_owned(), found: now, known: SCHEMA_VERSION });
+        }
+        if now < SCHEMA_VERSION {
+            let step = MIGRATIONS[usize::try_from(now).unwrap_or(0)];
+            tx.execute_batch(step).map_err(fail)?;
+            tx.pragma_update(None, "user_version", now + 1).map_err(fail)?;
+        }
         tx.commit().map_err(fail)?;
+        version = now + 1;
     }
     Ok(())
 }

@@ -133,7 +133,29 @@ pub(crate) fn run_from_row(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
     })
 }
 
+/// [`configure_once`], again while another process holds the lock (switching a new store to
+/// WAL does not wait for the busy timeout by itself), for at most [`BUSY_TIMEOUT`].
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match configure_once(conn) {
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Whether another connection held the lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+fn configure_once(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // journal_mode answers with the mode in force ("memory" for in-memory databases).
     conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
@@ -156,8 +178,10 @@ fn check_regular(path: &Path) -> Result<()> {
 }
 
 impl Store {
-    /// Opens (creating if needed, with parent directories) the database at `path` and
-    /// brings its schema up to date.
+    /// Opens (creating if needed, with parent directories) the database at `path` for
+    /// writing: checks it first ([`crate::health::quick_check`]: a damaged store is refused
+    /// before anything is written), then brings its schema up to date (serialised between
+    /// processes, see [`schema::migrate`]).
     pub fn open(path: &Path) -> Result<Store> {
         check_regular(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -167,6 +191,8 @@ impl Store {
         let shown = path.display().to_string();
         let conn =
             Connection::open(path).map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|source| StoreError::Open { path: shown.clone(), source })?;
+        crate::health::quick_check(&conn, &shown)?;
         Self::init(conn, shown)
     }
 
@@ -235,6 +261,11 @@ impl Store {
         configure(&conn).map_err(|source| StoreError::Open { path: path.clone(), source })?;
         schema::migrate(&mut conn, &path)?;
         Ok(Store { conn, path })
+    }
+
+    /// SQLite's quick check of the whole store (see [`crate::health::quick_check`]).
+    pub fn quick_check(&self) -> Result<()> {
+        crate::health::quick_check(&self.conn, &self.path)
     }
 
     /// Where the database lives (as given to `open`, or `:memory:`).

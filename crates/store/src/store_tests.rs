@@ -212,3 +212,25 @@ fn a_read_only_store_shows_abandoned_runs_as_interrupted() {
     let status: String = conn.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
     assert_eq!(status, "running", "the file is untouched");
 }
+
+/// Issue 47, case 7: processes that open a store that does not exist yet at the same time
+/// all get it ("table runs already exists" or "database is locked" before): the schema is
+/// made once, under the write lock, and the others wait for it.
+#[test]
+fn issue47_first_opens_of_a_new_store_at_once_all_succeed() {
+    for round in 0..30 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let p = path.clone();
+                std::thread::spawn(move || Store::open(&p).map(|_| ()).map_err(|e| e.to_string()))
+            })
+            .collect();
+        for o in openers {
+            if let Err(e) = o.join().unwrap() {
+                panic!("round {round}: {e}");
+            }
+        }
+    }
+}

@@ -4,8 +4,8 @@
 //! in `support` (fio's option table is diskio's, `support::disk_options`; iperf3 runs net's
 //! cells, `support::net_options`; sysbench runs oltp's, `support::oltp_options`).
 
-pub mod dbench;
+pub(crate) mod dbench;
 pub mod fio;
-pub mod iperf3;
+pub(crate) mod iperf3;
 pub mod jmh;
-pub mod sysbench;
+pub(crate) mod sysbench;

@@ -15,13 +15,12 @@
 use crate::info::{shortcuts, EngineInfo, Tool};
 use crate::support::oltp_options::{open_target, setup, Dist, Setup, Target, OPTIONS};
 use crate::support::path;
-use crate::support::pg::client::PgConfig;
-use crate::support::pg::cluster;
 use crate::support::proc_tree::tree_cpu;
 use crate::{
     AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, Recorder, SummaryArea, Workload,
 };
 use racehorse_core::{CpuMethod, WorkUnit, WorkloadCpu};
+use racehorse_pg::PgConfig;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -198,7 +197,7 @@ impl Engine for Sysbench {
             ));
         }
         if s.pg.as_deref() == Some("auto") {
-            cluster::bin_dir()?;
+            racehorse_pg::bin_dir()?;
         }
         Ok(())
     }

@@ -55,7 +55,9 @@ fn sqlite_is_refused_with_the_way_out() {
 
 #[test]
 fn sysbench_adapter_stores_its_report_for_the_window() {
-    if let Err(e) = crate::support::pg::cluster::bin_dir().and_then(|_| crate::ready(&Sysbench, false)) {
+    if let Err(e) =
+        racehorse_pg::bin_dir().map_err(EngineError::from).and_then(|_| crate::ready(&Sysbench, false))
+    {
         eprintln!("skipped: {e}");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),

@@ -14,13 +14,12 @@ pub mod queries;
 mod tests;
 
 use crate::info::{shortcuts, EngineInfo};
-use crate::support::pg::client::{PgConfig, PgConn};
-use crate::support::pg::cluster::{self, Cluster, ClusterOptions};
 use crate::{
     AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptKind, OptionSpec, Recorder,
     SummaryArea, WorkerMeter, Workload,
 };
 use racehorse_core::WorkUnit;
+use racehorse_pg::{Cluster, ClusterOptions, PgConfig, PgConn};
 use std::time::{Duration, Instant};
 
 pub struct Analytics;
@@ -186,7 +185,7 @@ impl Engine for Analytics {
     fn validate(&self, ctx: &CellContext) -> Result<(), EngineError> {
         match ctx.spec.params.get("pg").and_then(|v| v.as_str()).unwrap_or("") {
             "" => Ok(()),
-            "auto" => cluster::bin_dir().map(|_| ()),
+            "auto" => racehorse_pg::bin_dir().map(|_| ()).map_err(EngineError::from),
             dsn => PgConfig::parse(dsn)
                 .map(|_| ())
                 .map_err(|e| EngineError::Usage(format!("{e}; pass pg=auto or a DSN"))),

@@ -193,8 +193,11 @@ mod tests {
         for case in FP_CASES {
             let (_, t) = run_case(&exe, case, 1, &[]).unwrap_or_else(|e| panic!("{case}: {e}"));
             assert!(t.cpu_s > 0.0, "{case}");
-            let out =
-                Command::new(&exe).args([case, "1"]).env(super::super::FAULT_ENV, case).output().unwrap();
+            let out = Command::new(&exe)
+                .args([case, "1"])
+                .env(super::super::common::FAULT_ENV, case)
+                .output()
+                .unwrap();
             let why = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{case}: a wrong answer fails");
             assert!(why.contains(&format!("SELF-CHECK FAILED: {case}")), "{case}: {why}");

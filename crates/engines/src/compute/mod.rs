@@ -22,8 +22,6 @@ mod paced;
 mod run;
 mod telco;
 
-pub use common::FAULT_ENV;
-
 use crate::info::{EngineInfo, Shortcut, ShortcutForm};
 use crate::support::pace;
 use crate::{

@@ -65,16 +65,3 @@ pub fn free_bytes(dir: &Path) -> Result<u64, EngineError> {
     let bytes = u64::from(vfs.f_bavail).saturating_mul(u64::from(vfs.f_frsize));
     Ok(bytes)
 }
-
-/// Logical block size requirement for direct I/O: bs must be a non-zero multiple of 512 (offsets are
-/// multiples of bs, so they are then aligned too).
-pub fn check_direct_bs(bs_bytes: u64) -> Result<(), EngineError> {
-    if bs_bytes == 0 || bs_bytes & 511 != 0 {
-        return Err(EngineError::Usage(format!(
-            "bs={bs_bytes} bytes cannot be used with direct=true: O_DIRECT needs sizes and offsets that \
-             are multiples of the device's logical block size (512 bytes, 4096 on some disks); \
-             use a multiple of 4096 such as 4k, or direct=false"
-        )));
-    }
-    Ok(())
-}

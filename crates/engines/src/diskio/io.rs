@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
-pub use super::fileops::{check_direct_bs, evict_from_cache, free_bytes, fsync};
+pub use super::fileops::{evict_from_cache, free_bytes, fsync};
 use super::pattern::{stamp_blocks, IoDir, Pattern};
 use crate::error::EngineError;
 use crate::support::direct_io::{AlignedBuf, Backing};
@@ -110,6 +110,8 @@ pub trait IoEngine: Send {
         pattern: &mut Pattern,
         on_done: &mut dyn FnMut(Done) -> Flow,
     ) -> Result<RunStats, EngineError>;
+    /// The engine's name (the tests check which engine a constructor made).
+    #[cfg(test)]
     fn name(&self) -> &'static str;
     /// The engine's I/O buffers.
     fn buffers(&self) -> &AlignedBuf;
@@ -191,6 +193,7 @@ impl IoEngine for Psync {
         Ok(stats)
     }
 
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "psync"
     }
@@ -544,6 +547,7 @@ impl IoEngine for Uring {
         }
     }
 
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "io_uring"
     }

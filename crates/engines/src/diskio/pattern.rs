@@ -5,7 +5,6 @@
 //! and inside the file (`offset + bs <= file_size`). Random patterns draw from a seeded
 //! [`SplitMix64`], so a given seed always yields the same sequence.
 
-use crate::error::EngineError;
 use crate::support::direct_io::BUF_ALIGN_BYTES;
 use crate::support::rng::SplitMix64;
 use std::os::fd::RawFd;
@@ -34,7 +33,7 @@ enum Kind {
 /// The sequence of operations of one worker on one file.
 ///
 /// Only whole records are visited: `nrecs = file_size / bs`. Callers must make `file_size` a multiple
-/// of `bs` (check with [`check_geometry`]); a trailing partial record is never accessed. A pattern with
+/// of `bs` (diskio's settings check it); a trailing partial record is never accessed. A pattern with
 /// no whole record (`bs == 0` or `file_size < bs`) is empty, even with `wrap` or `ops == None`.
 #[derive(Debug, Clone)]
 pub struct Pattern {
@@ -46,20 +45,6 @@ pub struct Pattern {
     evict_fd: Option<(RawFd, WrapEvict)>,
     /// How many times it was dropped.
     evictions: u64,
-}
-
-/// Checks that `bs_bytes > 0`, `file_size_bytes >= bs_bytes` and `file_size_bytes % bs_bytes == 0`.
-pub fn check_geometry(file_size_bytes: u64, bs_bytes: u64) -> Result<(), EngineError> {
-    if bs_bytes == 0 {
-        return Err(EngineError::Usage("bs must be at least 1 byte".into()));
-    }
-    if file_size_bytes < bs_bytes || file_size_bytes.checked_rem(bs_bytes) != Some(0) {
-        return Err(EngineError::Usage(format!(
-            "file size {file_size_bytes} bytes is not a positive multiple of bs={bs_bytes} bytes; \
-             choose a size that is a whole number of records"
-        )));
-    }
-    Ok(())
 }
 
 fn records(file_size_bytes: u64, bs_bytes: u64) -> u64 {
@@ -273,14 +258,6 @@ mod tests {
         // A trailing partial record is never visited.
         let mut p = Pattern::sequential(IoDir::Read, 3 * 4096 + 100, 4096, false);
         assert_eq!(drain(&mut p).len(), 3);
-    }
-
-    #[test]
-    fn check_geometry_rejects_partial_records() {
-        assert!(check_geometry(1 << 20, 4096).is_ok());
-        assert!(matches!(check_geometry(1 << 20, 0), Err(EngineError::Usage(_))));
-        assert!(matches!(check_geometry(4096 + 1, 4096), Err(EngineError::Usage(_))));
-        assert!(matches!(check_geometry(0, 4096), Err(EngineError::Usage(_))));
     }
 
     #[test]

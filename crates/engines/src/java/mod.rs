@@ -28,7 +28,8 @@ pub use build::cache_root;
 pub struct Java;
 
 /// The environment variable that makes the Java program corrupt one total before its
-/// self-check (the tests' way to see the check fail a cell).
+/// self-check (the tests' way to see the check fail a cell; the Java program reads it).
+#[cfg(test)]
 pub const FAULT_ENV: &str = "RACEHORSE_JAVA_INJECT_FAULT";
 
 const OPTIONS: &[OptionSpec] = &[

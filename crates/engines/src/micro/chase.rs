@@ -13,6 +13,8 @@ pub const MIN_SIZE_BYTES: usize = 512;
 pub struct Chase {
     buf: PageBuf,
     stride_bytes: usize,
+    /// Elements in the ring (the tests check the ring's shape with it).
+    #[cfg(test)]
     len: usize,
     /// Where the next `run` starts (the chase carries on from where the last one stopped).
     at: *const u8,
@@ -66,7 +68,13 @@ impl Chase {
         // SAFETY: as in `link`; this closes the ring.
         unsafe { (slot(last) as *mut *const u8).write(slot(first)) };
         let at = slot(first) as *const u8;
-        Ok(Chase { buf, stride_bytes, len, at })
+        Ok(Chase {
+            buf,
+            stride_bytes,
+            #[cfg(test)]
+            len,
+            at,
+        })
     }
 
     /// Follows `loads` dependent loads (`p = *p`, unrolled 16 times); returns the index of the
@@ -80,15 +88,18 @@ impl Chase {
     }
 
     /// Elements in the ring.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Never true: a ring has at least two elements.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    #[cfg(test)]
     pub fn stride_bytes(&self) -> usize {
         self.stride_bytes
     }

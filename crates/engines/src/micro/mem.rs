@@ -192,10 +192,12 @@ impl MemBench {
         Ok(MemBench { op, size_bytes, src, dst })
     }
 
+    #[cfg(test)] // the accessors are for the tests
     pub fn op(&self) -> MemOp {
         self.op
     }
 
+    #[cfg(test)]
     pub fn size_bytes(&self) -> usize {
         self.size_bytes
     }

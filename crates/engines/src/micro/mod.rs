@@ -1,5 +1,5 @@
 //! The `micro` engine: seed 000's lmbench table with lmbench3's method. One cell is one
-//! benchmark (`bench`), timed by [`timing`] (self-calibrated intervals, warm-up, median of
+//! benchmark (`bench`), timed by `timing` (self-calibrated intervals, warm-up, median of
 //! 11, or minimum for the pointer chase; clock and loop overhead subtracted) on one pinned
 //! CPU. Latencies count operations (µs per op in the extra `latency_us`), bandwidths count
 //! bytes (MB/s, MB = 10^6, in `mb_per_s`); working sets follow the cache levels from sysfs.
@@ -7,16 +7,16 @@
 //! resolution, never as a number (see `record.rs`).
 
 pub mod caches;
-pub mod chase;
+pub(crate) mod chase;
 pub(crate) mod child;
 mod files;
-pub mod mem;
+pub(crate) mod mem;
 mod pipes;
 mod procs;
 mod record;
 mod run;
 mod syscalls;
-pub mod timing;
+pub(crate) mod timing;
 
 use crate::info::EngineInfo;
 use crate::{

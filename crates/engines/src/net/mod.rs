@@ -13,10 +13,10 @@
 //! The option table and reading it into a cell's settings are shared with the `iperf3`
 //! adapter (`crate::support::net_options`).
 
-pub mod client;
+pub(crate) mod client;
 pub mod peer;
 pub mod protocol;
-pub mod sockets;
+pub(crate) mod sockets;
 #[cfg(test)]
 mod tests;
 

@@ -1,6 +1,6 @@
 //! The `oltp` engine: sysbench's OLTP transaction mix (see [`mix`]) on embedded SQLite (the
 //! default; WAL mode, no server) or on PostgreSQL over the wire (`pg=DSN`, or `pg=auto` for a
-//! throw-away cluster made for the cell; see [`crate::support::pg::cluster`]).
+//! throw-away cluster made for the cell; see [`racehorse_pg::Cluster`]).
 //!
 //! Tables are created and filled in `prepare` (outside the window) and every worker opens its
 //! connection and prepares its statements there too. Units are transactions; ops are queries
@@ -24,7 +24,6 @@ mod tests;
 use crate::info::{shortcuts, EngineInfo};
 use crate::support::oltp_options::{open_target, setup, Setup, Target, OPTIONS};
 use crate::support::pace::{self, PaceSpec, PaceTally, Pacer};
-use crate::support::pg::cluster;
 use crate::support::proc_tree::tree_cpu;
 use crate::{
     AreaRule, Caps, CellContext, Control, Engine, EngineError, Figure, OptionSpec, Phase, Recorder,
@@ -105,7 +104,7 @@ impl Engine for Oltp {
         let s = setup(ctx)?;
         PaceSpec::of(ctx)?;
         if s.pg.as_deref() == Some("auto") {
-            cluster::bin_dir()?;
+            racehorse_pg::bin_dir()?;
         }
         Ok(())
     }

@@ -5,8 +5,7 @@
 
 use super::mix::{Kind, Stmt, C_LEN};
 use super::schema::{statements, stmt_name, table_sql, DbError, Session};
-use crate::support::pg::client::{PgConfig, PgConn, PgError};
-use crate::support::pg::wire::Param;
+use racehorse_pg::{Param, PgConfig, PgConn, PgError};
 
 /// SQLSTATEs sysbench's pgsql driver treats as retryable.
 const RETRY_STATES: &[&str] = &["40P01", "40001", "23505"];
@@ -43,11 +42,6 @@ impl PgSession {
             names.push(name);
         }
         Ok(PgSession { conn, names })
-    }
-
-    /// The server process of this connection.
-    pub fn backend_pid(&mut self) -> Result<i32, DbError> {
-        self.conn.backend_pid().map_err(|e| DbError::Fatal(e.to_string()))
     }
 }
 

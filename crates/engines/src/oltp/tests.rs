@@ -17,6 +17,21 @@ pub(crate) fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext 
     cell_ctx(&Oltp, dir, 2, &o)
 }
 
+/// A throw-away cluster in a fresh directory, or None (reason printed) without PostgreSQL.
+fn cluster_or_skip() -> Option<(tempfile::TempDir, racehorse_pg::Cluster)> {
+    if let Err(e) = racehorse_pg::bin_dir() {
+        eprintln!("skipped: no PostgreSQL server binaries here ({e})");
+        assert!(
+            std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
+            "PostgreSQL and sysbench are required here"
+        );
+        return None;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").expect("tmp");
+    let c = racehorse_pg::Cluster::start(dir.path(), &Default::default()).expect("cluster starts");
+    Some((dir, c))
+}
+
 fn control(runtime: Duration) -> Control {
     Control::simple(Duration::from_millis(100), runtime, Arc::new(RealClock::default()))
 }
@@ -68,8 +83,6 @@ fn bad_options_are_refused_with_the_reason() {
     assert!(e.to_string().contains("range_size 5000"), "{e}");
     let e = Oltp.validate(&ctx(dir.path(), &[("pg", Value::Str("bogus".into()))])).expect_err("bad DSN");
     assert!(matches!(e, EngineError::Usage(_)) && e.to_string().contains("pg=auto"), "{e}");
-    let e = crate::support::pg::cluster::bin_dir_from(Some("/nonexistent".into())).expect_err("no binaries");
-    assert!(e.to_string().contains("apt-get install postgresql"), "{e}");
 }
 
 #[test]
@@ -85,7 +98,7 @@ fn unreachable_dsn_fails_prepare_quickly_and_clearly() {
 
 #[test]
 fn postgres_auto_runs_both_modes_and_removes_the_cluster() {
-    if let Err(e) = crate::support::pg::cluster::bin_dir() {
+    if let Err(e) = racehorse_pg::bin_dir() {
         eprintln!("skipped: no PostgreSQL server binaries ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
@@ -115,7 +128,7 @@ fn postgres_auto_runs_both_modes_and_removes_the_cluster() {
 
 #[test]
 fn wrong_password_is_a_clear_error() {
-    let Some((dir, cluster)) = crate::support::pg::tests::cluster_or_skip() else { return };
+    let Some((dir, cluster)) = cluster_or_skip() else { return };
     let dsn = format!("postgres://racehorse:wrong@127.0.0.1:{}/postgres", cluster.config.port);
     let e = Oltp.prepare(&ctx(dir.path(), &[("pg", Value::Str(dsn))])).err().expect("wrong password");
     assert!(e.to_string().contains("password authentication failed for user"), "{e}");
@@ -123,7 +136,7 @@ fn wrong_password_is_a_clear_error() {
 
 #[test]
 fn server_killed_mid_run_fails_the_cell_without_hanging() {
-    if let Err(e) = crate::support::pg::cluster::bin_dir() {
+    if let Err(e) = racehorse_pg::bin_dir() {
         eprintln!("skipped: no PostgreSQL server binaries ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
@@ -157,7 +170,7 @@ fn server_killed_mid_run_fails_the_cell_without_hanging() {
 #[test]
 fn server_mem_puts_the_server_alone_in_a_memory_cgroup() {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || crate::support::pg::cluster::bin_dir().is_err() {
+    if unsafe { libc::geteuid() } != 0 || racehorse_pg::bin_dir().is_err() {
         eprintln!("skipped: needs root and the PostgreSQL server binaries");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),

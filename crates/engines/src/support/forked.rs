@@ -29,7 +29,7 @@ static FRESH_ENABLED: AtomicBool = AtomicBool::new(false);
 /// encoded reply (see [`serve`]).
 pub type FreshHandler = fn(Value) -> Vec<u8>;
 
-/// Called by a binary whose `main` calls [`fresh_process_entry`] first.
+/// Called by a binary whose `main` calls [`crate::fresh_process_entry`] first.
 pub fn enable_fresh_process() {
     FRESH_ENABLED.store(true, Ordering::Relaxed);
 }

@@ -14,7 +14,7 @@ pub mod net_options;
 pub mod oltp_options;
 pub mod pace;
 pub mod path;
-pub mod pg;
+pub mod pg_server;
 pub mod proc_tree;
 pub mod residency;
 pub mod rng;

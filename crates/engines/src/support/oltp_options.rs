@@ -3,9 +3,9 @@
 //! [`Dist`]), reading a cell's options into its checked [`Setup`], and making the cell's
 //! target (the SQLite file, a PostgreSQL DSN, or a throw-away cluster for `pg=auto`).
 
-use crate::support::pg::client::PgConfig;
-use crate::support::pg::cluster::{Cluster, ClusterOptions};
+use crate::support::pg_server::PgServer;
 use crate::{CellContext, EngineError, OptKind, OptionSpec};
+use racehorse_pg::{ClusterOptions, PgConfig};
 use std::path::PathBuf;
 
 /// How ids are drawn.
@@ -41,7 +41,8 @@ pub struct MixSpec {
 
 impl MixSpec {
     /// Queries one transaction sends (BEGIN and COMMIT included): 16 read-only, 20 read-write
-    /// with the defaults.
+    /// with the defaults. (The tests check oltp's mix against it.)
+    #[cfg(test)]
     pub fn queries_per_txn(&self) -> u64 {
         u64::from(self.point_selects) + 4 + if self.read_only { 0 } else { 4 } + 2
     }
@@ -97,7 +98,7 @@ pub const OPTIONS: &[OptionSpec] = &[
 /// Where the tables live.
 pub enum Target {
     Sqlite(PathBuf),
-    Pg { config: Box<PgConfig>, cluster: Option<Box<Cluster>> },
+    Pg { config: Box<PgConfig>, cluster: Option<Box<PgServer>> },
 }
 
 /// One cell's settings, checked.
@@ -174,11 +175,11 @@ pub fn open_target(ctx: &CellContext, s: &Setup) -> Result<Target, EngineError> 
                 shared_buffers_bytes: s.shared_buffers_bytes,
                 max_connections: s.threads + 10,
                 settings: Vec::new(),
-                memory_limit_bytes: (s.server_mem_bytes > 0).then_some(s.server_mem_bytes),
                 ..ClusterOptions::default()
             };
-            let cluster = Cluster::start(&ctx.work_dir, &opts)?;
-            Ok(Target::Pg { config: Box::new(cluster.config.clone()), cluster: Some(Box::new(cluster)) })
+            let limit = (s.server_mem_bytes > 0).then_some(s.server_mem_bytes);
+            let server = PgServer::start(&ctx.work_dir, &opts, limit)?;
+            Ok(Target::Pg { config: Box::new(server.config().clone()), cluster: Some(Box::new(server)) })
         }
         Some(dsn) => Ok(Target::Pg {
             config: Box::new(PgConfig::parse(dsn).map_err(|e| EngineError::Usage(e.to_string()))?),

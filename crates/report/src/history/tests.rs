@@ -143,10 +143,10 @@ fn runs_are_ordered_by_a_tag_and_views_render() {
     let got = collect(&s, &sel, &no_direction).unwrap();
     assert_eq!((got.runs_read, got.runs_without_order_tag), (10, 0));
     let a = analyse(got.series.into_iter().next().unwrap(), &HistoryOptions::default()).unwrap();
-    let text = crate::doc::to_text(&view::series_blocks(&a, &[None]));
+    let text = crate::render::doc::to_text(&view::series_blocks(&a, &[None]));
     assert!(text.contains("null clients=1 on h — Throughput"), "{text}");
     assert!(text.contains("commit=c5"), "{text}");
-    let html = crate::html::page("history", &view::series_blocks(&a, &[None]));
+    let html = crate::render::html::page("history", &view::series_blocks(&a, &[None]));
     assert!(html.contains("chart-timeline"));
     let doc = json::document(&[(a, vec![None])], json::Source::Store);
     assert_eq!(doc["format"], "racehorse-history");

@@ -6,8 +6,8 @@
 use super::analyse::{Analysis, SeriesChange};
 use super::figure::{Figure, MetricName};
 use super::series::Series;
-use crate::doc::{Block, Cell, Grid, Tone};
-use crate::units::{date, num, pct, ratio, unit_view};
+use crate::render::doc::{Block, Cell, Grid, Tone};
+use crate::render::units::{date, num, pct, ratio, unit_view};
 use racehorse_chart::{ChangeMark, Level, RunMark, TimelineChart};
 use racehorse_store::ledger::ChangePointRecord;
 

@@ -13,15 +13,12 @@ mod sys;
 #[cfg(test)]
 mod live_tests;
 
-pub use record::Recording;
+pub use record::{Recording, EVENT};
 pub use report::{parse_lines, parse_report, report, summarize, ReportLine, Summary};
 
-use racehorse_engines::support::path;
+use racehorse_machine::path;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-
-/// The sampling event: a software timer, available without hardware counters (VMs).
-pub const EVENT: &str = "cpu-clock";
 
 /// Oldest perf with `--control` and `-D -1` (events start disabled).
 const MIN_VERSION: (u32, u32) = (5, 10);

@@ -1,7 +1,7 @@
 //! A system-wide `perf record` whose sampling is switched on and off through perf's control
 //! fifo (`--control fifo:ctl,ack`), so that only the measured window is sampled.
 
-use super::{sys, EVENT};
+use super::sys;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -10,6 +10,9 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+/// The sampling event: a software timer, available without hardware counters (VMs).
+pub const EVENT: &str = "cpu-clock";
 
 /// How long perf may take to set up (it synthesizes every running task's mappings first).
 const START_TIMEOUT: Duration = Duration::from_secs(20);

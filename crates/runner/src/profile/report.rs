@@ -1,7 +1,7 @@
 //! Turning a perf data file into the top images and symbols: runs `perf report --stdio` and
 //! parses its text (tab-separated, as [`report`] asks for, or perf's default aligned columns).
 
-use super::EVENT;
+use super::record::EVENT;
 use racehorse_core::profile::{Profile, ProfileEntry};
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -8,6 +8,7 @@
 
 use crate::support::disk_layout::FileState;
 use crate::support::disk_options::DiskPhase;
+use racehorse_core::shell::quote;
 use std::time::Duration;
 
 /// The name of every fio job racehorse runs; also the prefix of the data files.
@@ -34,8 +35,6 @@ pub enum IoEngine {
 }
 
 impl IoEngine {
-    pub const NAMES: &'static [&'static str] = &["psync", "io_uring"];
-
     pub fn parse(word: &str) -> Option<Self> {
         match word {
             "psync" => Some(IoEngine::Psync),
@@ -199,8 +198,8 @@ impl JobSpec {
                 self.measured_args(timing, &mut a);
                 if let Some(fifo) = markers {
                     // fio appends "> rhfio.prerun.txt 2>&1"; the braces keep echo's own redirection.
-                    a.push(format!("--exec_prerun={{ echo b >{}; }}", sh_quote(fifo)));
-                    a.push(format!("--exec_postrun={{ echo e >{}; }}", sh_quote(fifo)));
+                    a.push(format!("--exec_prerun={{ echo b >{}; }}", quote(fifo)));
+                    a.push(format!("--exec_postrun={{ echo e >{}; }}", quote(fifo)));
                 }
             }
         }
@@ -265,11 +264,6 @@ impl JobSpec {
 /// fio splits `directory=` on ':'; a literal colon is written `\:`.
 fn escape_dir(dir: &str) -> String {
     dir.replace(':', "\\:")
-}
-
-/// Quotes a word for /bin/sh.
-fn sh_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]

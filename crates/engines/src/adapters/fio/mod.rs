@@ -1,7 +1,7 @@
 //! The `fio` adapter: runs the real fio (3.x) with a job equivalent to a `diskio` cell (same
 //! option table), reads fio's JSON report and stores the results like `diskio` does.
 //!
-//! A cell is up to three fio runs (see [`job`]): untimed passes that lay the files out
+//! A cell is up to three fio runs (see `job`): untimed passes that lay the files out
 //! (every phase but `write`) or warm the cache (`reread`), then the measured pass.
 //!
 //! The window follows the jobs' I/O, not the fio process: fio spends ~0.25 s before any I/O
@@ -22,7 +22,7 @@
 //! The workload CPU is that of fio's process tree (main process, job processes and the
 //! children they reaped) from /proc at both edges of the window.
 
-pub mod job;
+pub(crate) mod job;
 pub mod json;
 pub(crate) mod process;
 #[cfg(test)]

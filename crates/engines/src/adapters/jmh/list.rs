@@ -39,14 +39,25 @@ pub(super) fn list(java: &Path, jar: &Path, pattern: &str) -> Result<Vec<String>
         .output()
         .map_err(|e| EngineError::io("cannot run java to list the jar's benchmarks", java, e))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let names = parse_listing(&stdout).filter(|_| out.status.success()).ok_or_else(|| {
-        EngineError::Usage(format!(
+    let tail = || super::process::tail(&stdout, &String::from_utf8_lossy(&out.stderr));
+    let Some(names) = parse_listing(&stdout).filter(|_| out.status.success()) else {
+        // The jar lists its benchmarks without the pattern: the pattern is what JMH refused.
+        if !pattern.is_empty() && list(java, jar, "").is_ok() {
+            return Err(EngineError::Usage(format!(
+                "benchmark pattern '{pattern}' is not one JMH can use (a Java regular expression; \
+                 `java -jar {} -l {pattern}` failed: {}); `java -jar {} -l` lists the benchmarks",
+                jar.display(),
+                tail(),
+                jar.display()
+            )));
+        }
+        return Err(EngineError::Usage(format!(
             "{} is not a JMH benchmarks jar (`java -jar {} -l` failed: {})",
             jar.display(),
             jar.display(),
-            super::process::tail(&stdout, &String::from_utf8_lossy(&out.stderr))
-        ))
-    })?;
+            tail()
+        )));
+    };
     LISTED.lock().unwrap_or_else(|e| e.into_inner()).insert(key, names.clone());
     Ok(names)
 }

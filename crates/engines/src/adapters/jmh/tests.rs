@@ -4,7 +4,7 @@
 //! a real jar and JDK, is tested through the binary (tests/jmh_cli.rs).
 
 use super::json::{parse, Mode};
-use super::list::{exact_pattern, parse_listing, pick, short_name};
+use super::list::{exact_pattern, list, parse_listing, pick, short_name};
 use super::process::{Edge, Progress};
 use super::*;
 use crate::testutil::cell_ctx;
@@ -232,4 +232,24 @@ fn a_cell_without_a_jar_is_a_usage_error() {
     let c = cell_ctx(&Jmh, dir.path(), 1, &[("jar", Value::Str(not_jmh.display().to_string()))]);
     let e = Jmh.validate(&c).expect_err("not a JMH jar").to_string();
     assert!(e.contains("is not a JMH benchmarks jar"), "{e}");
+}
+
+/// Issue 47, case 8: a pattern JMH refuses was reported as "not a JMH benchmarks jar". A
+/// stand-in `java` lists one benchmark without a pattern and fails on any pattern.
+#[test]
+fn issue47_a_bad_benchmark_pattern_is_named_not_the_jar() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tmp");
+    let java = dir.path().join("java");
+    let script =
+        "#!/bin/sh\nif [ $# -gt 3 ]; then echo \"PatternSyntaxException: Unclosed group\" >&2; exit 1; fi\n\
+                  echo Benchmarks:; echo racehorse.bench.Sum.sum\n";
+    std::fs::write(&java, script).expect("write");
+    std::fs::set_permissions(&java, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let jar = dir.path().join("bench.jar");
+    std::fs::write(&jar, b"PK").expect("jar");
+    assert_eq!(list(&java, &jar, "").expect("listed"), vec!["racehorse.bench.Sum.sum".to_string()]);
+    let e = list(&java, &jar, "Sum.(").expect_err("bad pattern").to_string();
+    assert!(e.contains("benchmark pattern 'Sum.('") && e.contains("Unclosed group"), "{e}");
+    assert!(!e.contains("not a JMH benchmarks jar"), "{e}");
 }
