@@ -57,6 +57,8 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The API docs build without a warning (broken or private links, unescaped brackets).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 # The JMH benchmarks jar the jmh adapter's tests run, built once and cached (needs Maven Central
 # the first time; later runs reuse ~/.cache/racehorse/jmh-bench and ~/.m2).
 bash scripts/build-jmh-bench.sh >/dev/null

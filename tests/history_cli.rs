@@ -135,6 +135,15 @@ fn list_filters_runs_by_tag_label_time_and_count() {
     assert!(ids(&["--until", "2001-01-01"]).is_empty());
     let o = sb.run(&["list"]);
     assert!(text(&o).contains("commit=x2") && !text(&o).contains("racehorse="), "{}", text(&o));
+    // show names every tag, the automatic ones too, in text and JSON.
+    let o = sb.run(&["show", "a"]);
+    assert!(
+        text(&o).lines().nth(1).is_some_and(|l| l.starts_with("tags: commit=x1 kernel=")),
+        "{}",
+        text(&o)
+    );
+    let shown = json(&sb.run(&["show", "a", "--json"]));
+    assert_eq!(shown["run"]["tags"]["commit"], "x1");
     for bad in [&["list", "--tag", "nokey"][..], &["list", "--since", "yesterday"], &["list", "--limit", "0"]]
     {
         let o = sb.run(bad);

@@ -51,31 +51,8 @@ pub fn measure(plan: &Plan, worktree: Option<&Worktree>, i: usize, quiet: bool) 
     let here = worktree.map(|w| w.path.clone()).unwrap_or_else(std::env::temp_dir);
     let value = &plan.candidates[i];
     if let (Some(w), Some(build)) = (worktree, &plan.build) {
-        w.checkout(value).map_err(|e| anyhow::anyhow!("checking out {value}: {e}"))?;
-        let out = Command::new("/bin/sh")
-            .arg("-c")
-            .arg(substitute(build, &w.path, value))
-            .current_dir(&w.path)
-            .output()
-            .map_err(|e| anyhow::anyhow!("running the build: {e}"))?;
-        match out.status.code() {
-            Some(0) => {}
-            Some(125) => return Ok(Step::Skipped),
-            code => {
-                let tail = |b: &[u8]| {
-                    let t = String::from_utf8_lossy(b);
-                    let lines: Vec<&str> = t.lines().collect();
-                    lines[lines.len().saturating_sub(20)..].join("\n")
-                };
-                return Err(anyhow::anyhow!(
-                    "the build of {} failed (exit {}); the bisect stops here (exit 125 from the build skips a commit):\n{}\n{}",
-                    short(value),
-                    code.map_or("by a signal".to_string(), |c| c.to_string()),
-                    tail(&out.stdout),
-                    tail(&out.stderr)
-                )
-                .into());
-            }
+        if !checkout_and_build(w, build, value)? {
+            return Ok(Step::Skipped);
         }
     }
     let (key, tag_value) = candidate_tag(plan, i);
@@ -129,6 +106,37 @@ pub fn measure(plan: &Plan, worktree: Option<&Worktree>, i: usize, quiet: bool) 
         return Err(anyhow::anyhow!("the run of {} is not in the store", short(value)).into());
     };
     Ok(Step::Measured { run_id: run.id, values: usable_values(&store, plan, run.id)? })
+}
+
+/// Checks `value` out in the worktree and builds it; false when the build asked to skip the
+/// commit (exit 125).
+fn checkout_and_build(w: &Worktree, build: &str, value: &str) -> Result<bool, Failure> {
+    w.checkout(value).map_err(|e| anyhow::anyhow!("checking out {value}: {e}"))?;
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(substitute(build, &w.path, value))
+        .current_dir(&w.path)
+        .output()
+        .map_err(|e| anyhow::anyhow!("running the build: {e}"))?;
+    match out.status.code() {
+        Some(0) => Ok(true),
+        Some(125) => Ok(false),
+        code => {
+            let tail = |b: &[u8]| {
+                let t = String::from_utf8_lossy(b);
+                let lines: Vec<&str> = t.lines().collect();
+                lines[lines.len().saturating_sub(20)..].join("\n")
+            };
+            Err(anyhow::anyhow!(
+                "the build of {} failed (exit {}); the bisect stops here (exit 125 from the build skips a commit):\n{}\n{}",
+                short(value),
+                code.map_or("by a signal".to_string(), |c| c.to_string()),
+                tail(&out.stdout),
+                tail(&out.stderr)
+            )
+            .into())
+        }
+    }
 }
 
 /// The usable repetitions of the followed figure in run `run_id`: ok cells of the point,

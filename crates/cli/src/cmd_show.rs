@@ -83,12 +83,33 @@ fn run_model(store: &Store, key: &str) -> Result<RunReport, Failure> {
 /// or with `json` as the `racehorse-show` JSON document (nothing else on stdout).
 pub fn print_run(store: &Store, key: &str, opts: ShowOptions, json: bool) -> Result<(), Failure> {
     let report = run_model(store, key)?;
+    let tags = store.run_tags(report.side.run_id).context("reading the run's tags")?;
     if json {
-        print!("{}", show_json(&report));
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&show_json(&report)).context("the show document")?;
+        let object: serde_json::Map<String, serde_json::Value> =
+            tags.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+        doc["run"]["tags"] = serde_json::Value::Object(object);
+        println!("{doc:#}");
     } else {
-        print!("{}", show_text_with(&report, opts));
+        print!("{}", with_tags_line(&show_text_with(&report, opts), &tags));
     }
     Ok(())
+}
+
+/// `show`'s text with a `tags: k=v …` line after its heading (all tags, the automatic ones
+/// last), when the run has any.
+fn with_tags_line(text: &str, tags: &[(String, String)]) -> String {
+    if tags.is_empty() {
+        return text.to_string();
+    }
+    let (auto, user): (Vec<_>, Vec<_>) = tags.iter().partition(|(k, _)| k == "kernel" || k == "racehorse");
+    let line = user.iter().chain(&auto).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+    let line = racehorse_report::escape::escape_control(&format!("tags: {line}"));
+    match text.split_once('\n') {
+        Some((head, rest)) => format!("{head}\n{line}\n{rest}"),
+        None => format!("{text}\n{line}\n"),
+    }
 }
 
 /// What ends `racehorse run`: the run as `show` prints it, then, for a run across several

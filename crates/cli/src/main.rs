@@ -6,6 +6,10 @@
 //! machine (try again, or `run --wait`), 128 + signal when stopped by SIGINT (130), SIGTERM
 //! (143) or SIGHUP (129) and restored.
 
+// The doc comments of the clap types are the command line's help text, where brackets are
+// literal (`USER[:PASSWORD]`, `[::]:7420`), not links.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 mod args;
 mod args_bisect;
 mod args_history;

@@ -27,7 +27,7 @@ pub struct TargetInfo {
     pub mount_options: Option<String>,
     /// The whole disk in sys/block whose queue settings follow ("vda" for /dev/vda1).
     pub disk: Option<String>,
-    /// The active I/O scheduler (the [bracketed] one).
+    /// The active I/O scheduler (the one in brackets).
     pub scheduler: Option<String>,
     pub read_ahead_kb: Option<u64>,
     pub rotational: Option<bool>,
@@ -162,7 +162,7 @@ fn put_layout(put: &mut impl FnMut(&str, String), prefix: &str, l: &VolumeLayout
 }
 
 impl Environment {
-    /// Stable "key = value" pairs (None renders as "-"), e.g. "kernel.release", "target[0].fstype".
+    /// Stable "key = value" pairs (None renders as "-"), e.g. "kernel.release", `target[0].fstype`.
     pub fn flatten(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
         let mut put = |k: &str, v: String| out.push((k.to_string(), v));

@@ -1,4 +1,4 @@
-//! Variant knobs: sysfs choice files ("always [madvise] never"), block queue directories, the
+//! Variant knobs: sysfs choice files (`always [madvise] never`), block queue directories, the
 //! device behind a path, and the THP and CPU governor files that `Guard::set_files` changes.
 
 use crate::cpuctl::online_cpus;
@@ -6,7 +6,7 @@ use crate::error::MachineError;
 use crate::root::SysRoot;
 use std::path::{Path, PathBuf};
 
-/// The words of a sysfs choice list such as "[none] mq-deadline kyber" (brackets removed), or
+/// The words of a sysfs choice list such as `[none] mq-deadline kyber` (brackets removed), or
 /// None when `text` is not one: exactly one word must be bracketed and no other may hold a bracket.
 pub fn choices(text: &str) -> Option<Vec<String>> {
     let mut selected = 0;
@@ -25,7 +25,7 @@ pub fn choices(text: &str) -> Option<Vec<String>> {
     (selected == 1).then_some(words)
 }
 
-/// The value a sysfs file holds: the bracketed word of a choice list ("always [madvise] never"
+/// The value a sysfs file holds: the bracketed word of a choice list (`always [madvise] never`
 /// → "madvise"), else the trimmed text.
 pub fn selected_value(text: &str) -> String {
     if choices(text).is_some() {

@@ -276,7 +276,7 @@ pub fn is_address(symbol: &str) -> bool {
 }
 
 /// Exact totals from counted report lines: images summed over their lines, each image's
-/// unresolved addresses merged into one [`UNKNOWN_SYMBOL`] entry, both lists sorted by
+/// unresolved addresses merged into one `UNKNOWN_SYMBOL` entry, both lists sorted by
 /// samples (ties by name) and cut to `top`; shares are percent of all samples.
 pub fn summarize(lines: &[ReportLine], top: usize) -> Result<Summary, String> {
     let mut total = 0u64;

@@ -7,7 +7,7 @@
 //! The window follows the jobs' I/O, not the fio process: fio spends ~0.25 s before any I/O
 //! (clock calibration, a 100 ms start handshake) and up to ~10 ms after it (reaping, the
 //! report), which would swamp a one-pass cell. The measured pass's jobs signal through fio's
-//! `exec_prerun` / `exec_postrun` hooks (see [`process`]), which fio runs right before a job's
+//! `exec_prerun` / `exec_postrun` hooks (see `process`), which fio runs right before a job's
 //! clock starts and right after its I/O, end_fsync included.
 //! - `timed=false`: the window opens when the first job starts and closes when the last one
 //!   is done: file creation (`write`), cache invalidation (cold phases) and the final fsync

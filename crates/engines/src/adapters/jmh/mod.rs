@@ -1,10 +1,10 @@
 //! The `jmh` adapter: runs one benchmark of a user's JMH benchmarks jar (`java -jar JAR`,
 //! JMH 1.x from Maven Central) per cell and stores JMH's result in our form.
 //!
-//! A cell is one benchmark method (see [`list`]) with one parameter combination and one mode,
+//! A cell is one benchmark method (see `list`) with one parameter combination and one mode,
 //! run as `java -jar JAR ^name$ -bm MODE -f FORKS -wi … -i … -w … -r … -t THREADS -foe true
 //! -rf json -rff FILE`. The measured window is the measurement iterations of the last fork
-//! ([`process`]): it opens when JMH reports the start of that fork's first measurement
+//! (`process`): it opens when JMH reports the start of that fork's first measurement
 //! iteration and closes when it reports the end of its last, so JVM start-up, warm-up and exit
 //! are outside.
 //! The workload CPU is that of the host JVM's process tree (the forked VM included) at those
@@ -13,7 +13,7 @@
 //! Units are operations: for `thrpt`, `avgt` and `sample`, the measured fork's mean rate
 //! (threads / mean time per operation for the time modes) × racehorse's window; for `ss`,
 //! the invocations of the measured fork's iterations. JMH's own score, error (99.9% CI
-//! half-width), unit and parameters are stored as extras and settings ([`store`]).
+//! half-width), unit and parameters are stored as extras and settings (`store`).
 
 pub mod json;
 mod list;
