@@ -21,6 +21,7 @@ slowdowns=${2:-"5 2"}
 window=${WINDOW:-1}
 threshold=${THRESHOLD:-2.5}
 out=${OUT:-$(mktemp -d /tmp/rh-bisect-bench.XXXXXX)}
+mkdir -p "$out"
 cargo build --release --quiet
 bin=$PWD/target/release/racehorse
 command -v cc >/dev/null || { echo "bench-bisect: needs a C compiler (cc)" >&2; exit 2; }
@@ -89,7 +90,7 @@ EOF
   git -C "$repo" bisect start HEAD HEAD~63 >/dev/null
   git -C "$repo" bisect run ./.step.sh > "$db.log" 2>&1 || true
   first=$(grep -o 'change [0-9]*' <(git -C "$repo" log -1 --format=%s refs/bisect/bad) | head -1)
-  git -C "$repo" bisect reset -q >/dev/null 2>&1 || true
+  git -C "$repo" bisect reset >/dev/null 2>&1 || true
   t1=$(date +%s)
   local runs=$(( $(wc -l < "$db.tputs" 2>/dev/null || echo 0) + 1 ))
   [ "$first" = "change $planted" ] && echo "exact $runs $((t1 - t0))" || echo "wrong $runs $((t1 - t0))"

@@ -72,8 +72,13 @@ pub struct Change {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Outcome {
-    /// The endpoints do not differ (in the wanted direction) as far as `max_reps` tell.
+    /// The endpoints do not differ (in the wanted direction) as far as `max_reps` usable
+    /// repetitions of each tell.
     NoDifference { endpoints: Comparison },
+    /// The endpoints could not be told apart before an endpoint ran out of runs
+    /// (`max_attempts`) with fewer than `max_reps` usable repetitions: runs were lost to
+    /// noise, so there is no verdict either way.
+    Undecided { endpoints: Comparison },
     /// An endpoint could not be measured (its build was skipped, or every run was noisy).
     Unmeasurable { candidate: usize },
     /// The changes found, in order; pairs still unknown at `max_reps`.
@@ -186,7 +191,13 @@ impl Search {
                 if let Some(i) = self.thinner(0, last) {
                     return Action::Measure(i);
                 }
-                return Action::Done(Outcome::NoDifference { endpoints });
+                // Spent on usable repetitions: as alike as this many can tell. Runs lost to
+                // noise first: no verdict.
+                let starved = [0, last].iter().any(|&i| self.reps[i] < self.opts.max_reps);
+                return Action::Done(match starved {
+                    true => Outcome::Undecided { endpoints },
+                    false => Outcome::NoDifference { endpoints },
+                });
             }
             Verdict::Same => return Action::Done(Outcome::NoDifference { endpoints }),
         }

@@ -55,6 +55,35 @@ fn identical_endpoints_are_no_difference() {
 }
 
 #[test]
+fn endpoints_still_unknown_when_runs_run_out_are_undecided_not_the_same() {
+    // Every run of the bad endpoint is noisy (no usable repetition): its one usable run cannot
+    // tell a 5% slowdown from none, and the search must not call that "no difference".
+    let opts = SearchOptions { max_attempts: 4, ..SearchOptions::default() };
+    let mut s = Search::new(16, opts);
+    let mut rng = SplitMix64::new(9);
+    let mut good = 0;
+    loop {
+        match s.next() {
+            Action::Measure(0) => {
+                let v: Vec<f64> = (0..3).map(|_| 1000.0 * (0.05 * rng.normal()).exp()).collect();
+                s.record(0, &v);
+                good += 1;
+            }
+            Action::Measure(i) => {
+                let first = s.attempts(i) == 0;
+                let v: Vec<f64> = (0..3).map(|_| 950.0 * (0.05 * rng.normal()).exp()).collect();
+                s.record(i, if first { &v } else { &[] });
+            }
+            Action::Done(o) => {
+                assert!(matches!(o, Outcome::Undecided { .. }), "{o:?}");
+                break;
+            }
+        }
+        assert!(good < 50, "the search does not end");
+    }
+}
+
+#[test]
 fn the_wrong_direction_is_no_difference() {
     let opts = SearchOptions { wanted: Wanted::Up, ..SearchOptions::default() };
     let (o, _) = run(&slowdown_at(16, &[8], 0.9), &[], opts, 4);

@@ -70,8 +70,15 @@ fn spent(search: &Search, store: &Store, plan: &Plan) -> Json {
     let measured = (0..search.len()).filter(|&i| search.attempts(i) > 0).count();
     let skipped = (0..search.len()).filter(|&i| search.is_skipped(i)).count();
     let runs: usize = steps.iter().filter(|s| s.run_id.is_some()).count();
-    let repetitions: usize = (0..search.len()).map(|i| search.runs(i).len()).sum();
-    json!({ "candidates_measured": measured, "runs": runs, "usable_runs": repetitions, "skipped": skipped })
+    let usable: usize = (0..search.len()).map(|i| search.runs(i).len()).sum();
+    let attempts: usize = (0..search.len()).map(|i| search.attempts(i)).sum();
+    json!({
+        "candidates_measured": measured,
+        "runs": runs,
+        "usable_runs": usable,
+        "noisy_runs": attempts.saturating_sub(usable),
+        "skipped": skipped,
+    })
 }
 
 /// Prints the answer, records it, and gives the exit code: 0 when a change was named, 1 when
@@ -88,6 +95,7 @@ pub fn answer(
         Outcome::Found { changes, .. } if !changes.is_empty() => ("found", 0),
         Outcome::Found { .. } => ("no-difference", 1),
         Outcome::NoDifference { .. } => ("no-difference", 1),
+        Outcome::Undecided { .. } => ("undecided", 1),
         Outcome::Unmeasurable { .. } => ("unmeasurable", 1),
     };
     let mut doc = json!({
@@ -139,6 +147,19 @@ fn text(plan: &Plan, outcome: &Outcome, doc: &Json) -> String {
             pct(endpoints.ratio),
             endpoints.interval.map_or("n/a".into(), |(l, h)| format!("{:.3}-{:.3}", l, h))
         )),
+        Outcome::Undecided { endpoints } => out.push_str(&format!(
+            "bisect {}: no verdict on the endpoints {} and {} ({} {}, interval {}): {} of the runs \
+             were noisy (other processes used the CPU during the window), so neither a change \
+             nor its absence could be shown; run it on a quieter machine, or allow more runs \
+             with --max-reps\n",
+            plan.id,
+            short(&plan.candidates[0]),
+            short(&plan.candidates[plan.candidates.len() - 1]),
+            plan.figure.name(),
+            pct(endpoints.ratio),
+            endpoints.interval.map_or("n/a".into(), |(l, h)| format!("{:.3}-{:.3}", l, h)),
+            doc["spent"]["noisy_runs"]
+        )),
         Outcome::Unmeasurable { candidate } => out.push_str(&format!(
             "bisect {}: {} cannot be measured (its build was skipped, or every run was noisy)\n",
             plan.id,
@@ -163,11 +184,12 @@ fn text(plan: &Plan, outcome: &Outcome, doc: &Json) -> String {
     }
     let s = &doc["spent"];
     out.push_str(&format!(
-        "spent: {} of {} candidates measured, {} runs ({} usable), {} skipped builds\n",
+        "spent: {} of {} candidates measured, {} runs ({} usable, {} noisy), {} skipped builds\n",
         s["candidates_measured"],
         plan.candidates.len(),
         s["runs"],
         s["usable_runs"],
+        s["noisy_runs"],
         s["skipped"]
     ));
     out

@@ -23,7 +23,7 @@ pub struct BisectRecord {
     pub run_args_json: String,
     /// The search's options and the figure, JSON object.
     pub options_json: String,
-    /// `running`, `found`, `no-difference`, `unmeasurable`, `failed`, `interrupted`.
+    /// `running`, `found`, `no-difference`, `undecided`, `unmeasurable`, `failed`, `interrupted`.
     pub status: String,
     pub result_json: Option<String>,
     pub started_at_unix_s: i64,

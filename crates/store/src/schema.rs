@@ -192,7 +192,7 @@ CREATE TABLE bisects (
     run_args_json     TEXT    NOT NULL,
     options_json      TEXT    NOT NULL,
     status            TEXT    NOT NULL
-                      CHECK (status IN ('running', 'found', 'no-difference', 'unmeasurable', 'failed', 'interrupted')),
+                      CHECK (status IN ('running', 'found', 'no-difference', 'undecided', 'unmeasurable', 'failed', 'interrupted')),
     result_json       TEXT,
     started_at_unix_s INTEGER NOT NULL,
     updated_at_unix_s INTEGER NOT NULL
