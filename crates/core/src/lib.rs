@@ -22,7 +22,7 @@ pub use event::Event;
 pub use figure::{AreaRule, Figure, SummaryArea};
 pub use histogram::LatencyHistogram;
 pub use params::{CellSpec, Params, Value};
-pub use profile::{Profile, ProfileEntry};
+pub use profile::{Counter, FoldedStack, Profile, ProfileEntry};
 pub use quality::CellQuality;
 pub use result::{CellResult, CellStatus, CpuMethod, CpuUsage, OpStats, RunStatus, SamplePoint, WorkloadCpu};
 pub use units::{Bytes, Direction, Nanos, WorkUnit};

@@ -128,6 +128,7 @@ mod tests {
             samples: 1000,
             images: vec![entry("[kernel.kallsyms]", None, kernel), entry("app", None, app)],
             symbols: vec![entry("[kernel.kallsyms]", Some("copy_user"), kernel / 2.0)],
+            ..Profile::default()
         }
     }
 

@@ -58,6 +58,14 @@ pub fn full_cell(rep: u32) -> CellResult {
             symbol: Some("<core::str::Chars as Iterator>::next".into()),
             share_pct: 7.25,
         }],
+        callgraph: Some("fp".into()),
+        frequency_hz: 997,
+        stacks: vec![racehorse_core::FoldedStack { stack: "app;main;work;memcpy".into(), samples: 1_500 }],
+        stacks_dropped_samples: 12,
+        counters: vec![
+            racehorse_core::Counter { event: "context-switches".into(), count: Some(4_321.0) },
+            racehorse_core::Counter { event: "cycles".into(), count: None },
+        ],
     });
     let mut read = LatencyHistogram::new();
     let mut write = LatencyHistogram::new();

@@ -298,6 +298,7 @@ fn profiled_points_list_their_images_and_symbols() {
             samples: 100,
             images: vec![entry("[kernel.kallsyms]", None, 70.0), entry("app", None, 30.0)],
             symbols: vec![entry("[kernel.kallsyms]", Some("copy_user"), 35.0)],
+            ..Profile::default()
         });
     }
     let r = report(&side);

@@ -51,6 +51,8 @@ pub fn report(perf: &Path, data: &Path, top: usize) -> Result<Profile, String> {
         samples: summary.samples,
         images: summary.images,
         symbols: summary.symbols,
+        frequency_hz: 0,
+        ..Profile::default()
     })
 }
 
