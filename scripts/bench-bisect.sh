@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # racehorse bisect against `git bisect run` with one run per step and a fixed threshold, side by
-# side on the same seeded repositories (docs/bisect.md; BENCHMARKS.md "Bisect").
+# side on the same seeded repositories (docs/bisect.md).
 #
 # Each repository holds 64 commits of a small C program whose unit of work (a fixed loop of
 # integer arithmetic) gets SLOW percent slower at one commit chosen by the seed; a step builds it
