@@ -1,6 +1,6 @@
 //! The `layout` option pinned by what the filesystem says (FIEMAP) when the window opens:
-//! random writes start on written extents by default (no unwritten-extent conversion inside
-//! the window, as on a file fio has written), on unwritten ones with `fallocate`, on none
+//! random writes start on unwritten extents by default (fio's new file at its defaults), on
+//! written ones with `written` or `iozone` (as on a file fio has written before), on none
 //! with `sparse`; and the measured state is recorded with the cell.
 
 use super::tests::{ctx, run_cell, s, tmp};
@@ -26,10 +26,11 @@ fn start_state(layout: &str) -> Option<(f64, f64)> {
 }
 
 #[test]
-fn random_writes_start_on_written_extents_by_default() {
+fn random_writes_start_on_a_new_fallocated_file_by_default_as_fio() {
     let Some(auto) = start_state("auto") else { return };
-    assert_eq!(auto, (SIZE_BYTES, 0.0), "auto: the whole file written, nothing unwritten");
-    assert_eq!(start_state("written"), Some((SIZE_BYTES, 0.0)));
+    assert_eq!(auto, (SIZE_BYTES, SIZE_BYTES), "auto: fio's new file, every byte unwritten");
+    assert_eq!(start_state("written"), Some((SIZE_BYTES, 0.0)), "written: nothing unwritten");
+    assert_eq!(start_state("iozone"), Some((SIZE_BYTES, 0.0)), "iozone: the file as written before");
 }
 
 #[test]

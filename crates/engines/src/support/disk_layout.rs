@@ -6,17 +6,22 @@
 //! each block converts its extent inside the write's completion, costing metadata I/O and
 //! journal work. A file filled with data (`written`) has neither effect; a sparse file makes
 //! every first write allocate. fio lays out read jobs' files with data, and only fallocates
-//! a new file for write jobs — so a write job's first pass over a new file converts every
-//! extent, while its next run (the file now exists) does not. To compare like with like,
-//! both engines in racehorse get the same state from the same option.
+//! a new file for write jobs (its defaults `overwrite=0`, `fallocate=native`) — so a write
+//! job's first run on a new file converts every extent, while its next run (the file now
+//! exists) does not. The default, `auto`, is fio's first run as users start it; `iozone` is
+//! IOzone's (the initial write creates the file, the other tests find it written). To
+//! compare like with like, both engines in racehorse get the same state from the same option.
 
 use crate::support::disk_options::DiskPhase;
 
 /// The `layout` option as written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
-    /// `written` for every phase but `write`, whose files the timed writes create.
+    /// fio's defaults on a new file: `fallocate` for the write-only phases (`write`,
+    /// `randwrite`), `written` for the others.
     Auto,
+    /// IOzone's: `write` creates its file in the window, every other phase finds it written.
+    Iozone,
     /// Filled with data and fsynced (then evicted for cold reads and direct I/O).
     Written,
     /// `fallocate(2)` mode 0 to the full size: blocks reserved as unwritten extents.
@@ -28,7 +33,7 @@ pub enum Layout {
 /// The state of the files when the window opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileState {
-    /// No file: created (empty) by the timed writes (`write` with `layout = auto`).
+    /// No file: created (empty) by the timed writes (`write` with `layout = iozone`).
     Created,
     Written,
     Fallocated,
@@ -37,11 +42,12 @@ pub enum FileState {
 
 impl Layout {
     /// The option words, in table order.
-    pub const NAMES: &'static [&'static str] = &["auto", "written", "fallocate", "sparse"];
+    pub const NAMES: &'static [&'static str] = &["auto", "iozone", "written", "fallocate", "sparse"];
 
     pub fn parse(word: &str) -> Option<Layout> {
         Some(match word {
             "auto" => Layout::Auto,
+            "iozone" => Layout::Iozone,
             "written" => Layout::Written,
             "fallocate" => Layout::Fallocate,
             "sparse" => Layout::Sparse,
@@ -53,12 +59,13 @@ impl Layout {
     /// combination would measure nothing real.
     pub fn resolve(self, phase: DiskPhase) -> Result<FileState, String> {
         match (self, phase) {
-            (Layout::Auto, DiskPhase::Write) => Ok(FileState::Created),
+            (Layout::Auto, DiskPhase::Write | DiskPhase::RandWrite) => Ok(FileState::Fallocated),
+            (Layout::Iozone, DiskPhase::Write) => Ok(FileState::Created),
             (Layout::Written, DiskPhase::Write) => {
                 Err("layout = \"written\" with phase = \"write\" is a rewrite: use phase = \"rewrite\""
                     .into())
             }
-            (Layout::Auto | Layout::Written, _) => Ok(FileState::Written),
+            (Layout::Auto | Layout::Iozone | Layout::Written, _) => Ok(FileState::Written),
             (Layout::Fallocate | Layout::Sparse, p) if p.reads() => Err(format!(
                 "layout = \"{}\" leaves nothing to read (unwritten blocks read as zeros without touching \
                  the device): reading phases need layout = \"written\" (or auto)",
@@ -78,12 +85,16 @@ impl Layout {
     pub fn from_option(word: &str, phase: DiskPhase, device: bool) -> Result<FileState, String> {
         let layout = Layout::parse(word)
             .ok_or_else(|| format!("option 'layout': '{word}' is not one of {}", Layout::NAMES.join(", ")))?;
-        if device && layout != Layout::Auto {
-            return Err(format!(
-                "layout = \"{word}\" is for files; a block device is used as it is (leave layout = \"auto\")"
-            ));
+        if !device {
+            return layout.resolve(phase);
         }
-        layout.resolve(phase)
+        match layout {
+            // A device holds what it holds: only the phase's own rules apply.
+            Layout::Auto | Layout::Iozone => Layout::Iozone.resolve(phase),
+            _ => Err(format!(
+                "layout = \"{word}\" is for files; a block device is used as it is (leave layout = \"auto\")"
+            )),
+        }
     }
 }
 
@@ -118,12 +129,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_is_written_except_for_write_which_creates() {
-        for (i, word) in DiskPhase::NAMES.iter().enumerate() {
+    fn auto_is_fios_new_file_and_iozone_creates_on_write() {
+        for word in DiskPhase::NAMES {
             let phase = DiskPhase::parse(word).unwrap();
-            let want = if i == 0 { FileState::Created } else { FileState::Written };
-            assert_eq!(Layout::Auto.resolve(phase), Ok(want), "{word}");
+            let write_only = matches!(phase, DiskPhase::Write | DiskPhase::RandWrite);
+            let fio = if write_only { FileState::Fallocated } else { FileState::Written };
+            assert_eq!(Layout::Auto.resolve(phase), Ok(fio), "auto {word}");
+            let iozone = if phase == DiskPhase::Write { FileState::Created } else { FileState::Written };
+            assert_eq!(Layout::Iozone.resolve(phase), Ok(iozone), "iozone {word}");
+            // A device is used as it is, whichever of the two.
+            assert_eq!(Layout::from_option("auto", phase, true), Ok(iozone), "device {word}");
         }
+        assert_eq!(Layout::Iozone.word(), "iozone");
+        assert_eq!(Layout::Sparse.word(), "sparse");
     }
 
     #[test]

@@ -390,7 +390,18 @@ mod tests {
 
     #[test]
     fn write_creates_files_inside_the_job() {
+        // auto: fio's own new file, fallocated (its default), nothing laid out first.
         let a = measured(&spec(DiskPhase::Write));
+        assert!(has(&a, "--rw=write") && has(&a, "--fallocate=native") && !has(&a, "--create_on_open=1"));
+        let w = measured(&spec(DiskPhase::RandWrite));
+        assert!(has(&w, "--rw=randwrite") && has(&w, "--fallocate=native"));
+        assert_eq!(spec(DiskPhase::RandWrite).passes(), [Pass::Measured]);
+        // iozone: the job's own open creates the file and its writes grow it.
+        let iozone = JobSpec {
+            layout: crate::support::disk_layout::Layout::Iozone.resolve(DiskPhase::Write).unwrap(),
+            ..spec(DiskPhase::Write)
+        };
+        let a = measured(&iozone);
         assert!(has(&a, "--rw=write") && has(&a, "--create_on_open=1") && has(&a, "--fallocate=none"));
         let r = measured(&spec(DiskPhase::Rewrite));
         assert!(has(&r, "--rw=write") && has(&r, "--invalidate=0") && !has(&r, "--create_on_open=1"));
