@@ -118,8 +118,7 @@ mod tests {
     #[test]
     fn a_run_without_noise_settings_is_one_row() {
         let old = Environment { kernel_release: "6.1".into(), ..Default::default() };
-        let mut t = racehorse_core::envtuning::Tuning::default();
-        t.smt_control = Some("on".into());
+        let t = racehorse_core::envtuning::Tuning { smt_control: Some("on".into()), ..Default::default() };
         let new = Environment { tuning: Some(t), ..old.clone() };
         let d = env_diff(&run(&old, "0.1.0", "none"), &run(&new, "0.1.0", "none"));
         assert_eq!(d.len(), 1, "{d:?}");
