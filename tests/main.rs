@@ -10,6 +10,7 @@ mod compare_cli;
 mod compute_cli;
 mod deb_cli;
 mod disk_cli;
+mod env_noise_cli;
 mod faults47_cli;
 mod faults47_files;
 mod fileserver_procs_cli;

@@ -65,7 +65,8 @@ pub enum Command {
     Show(ShowArgs),
     /// Export a run as JSON or CSV (versioned contract in docs/formats.md)
     Export(ExportArgs),
-    /// Show the captured environment of a run, or of this machine now
+    /// Show the captured environment of a run, or of this machine now (grouped keys; a setting
+    /// the machine lacks reads "not available"; the keys are in docs/compare.md)
     Env(EnvArgs),
     /// List workload engines, or show one engine's options
     Workloads(WorkloadsArgs),

@@ -8,6 +8,7 @@ use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_machine::{env, SysRoot};
 use racehorse_report::doc::Table;
+use racehorse_report::escape;
 use racehorse_report::units::date;
 use racehorse_report::{run_report, show_json, show_text_with, CompareOptions, RunReport, ShowOptions, Side};
 use racehorse_store::{export_csv, Store};
@@ -171,11 +172,60 @@ pub fn env(cli: &Cli, a: &EnvArgs) -> CmdResult {
     if a.json {
         crate::json_out::print(&crate::json_out::env(&environment)?)?;
     } else {
-        let mut t = Table::new(&["key", "value"], 2);
-        for (k, v) in environment.flatten() {
-            t.row(vec![k, v]);
-        }
-        print!("{}", t.render());
+        print!("{}", env_text(&environment.flatten()));
     }
     Ok(0)
+}
+
+/// The environment's keys grouped by their first part (`cpu`, `kernel`, `sysctl`, `target` …,
+/// in the order each first appears), a blank line between groups, each group's values aligned
+/// on its own longest key so that one long key does not widen every line; a setting the
+/// machine (or an older run) does not have reads "not available".
+fn env_text(pairs: &[(String, String)]) -> String {
+    let group = |k: &str| k.split(['.', '[']).next().unwrap_or(k).to_string();
+    let mut groups: Vec<(String, Vec<&(String, String)>)> = Vec::new();
+    for p in pairs {
+        let g = group(&p.0);
+        match groups.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, members)) => members.push(p),
+            None => groups.push((g, vec![p])),
+        }
+    }
+    let blocks: Vec<String> = groups
+        .iter()
+        .map(|(_, members)| {
+            let width = members.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+            members
+                .iter()
+                .map(|(k, v)| {
+                    let v = if v == "-" { racehorse_core::envtuning::NOT_AVAILABLE } else { v.as_str() };
+                    let pad = " ".repeat(width - k.chars().count());
+                    let line = format!("{}{pad}  {}", escape::cell_text(k), escape::cell_text(v));
+                    line.trim_end().to_string() + "\n"
+                })
+                .collect()
+        })
+        .collect();
+    blocks.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_text_groups_keys_and_says_not_available() {
+        let p = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let pairs = [
+            p("kernel.release", "6.1"),
+            p("cpu.model", "x"),
+            p("kernel.config.hz", "250"),
+            p("cpu.governor", "-"),
+        ];
+        let text = env_text(&pairs);
+        assert_eq!(
+            text,
+            "kernel.release    6.1\nkernel.config.hz  250\n\ncpu.model     x\ncpu.governor  not available\n"
+        );
+    }
 }

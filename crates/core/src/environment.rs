@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::envtuning::{KernelConfig, Tuning};
+
 /// One CPU cache (from cpu0's cache/index* directories).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct CacheInfo {
@@ -137,6 +139,10 @@ pub struct Environment {
     /// Compilers and runtimes on PATH and their first version line (cc, gcc, clang, rustc, java, javac).
     #[serde(default)]
     pub compilers: BTreeMap<String, String>,
+    /// The settings behind run-to-run noise (SMT, turbo, idle, governors, kernel config,
+    /// sysctls, IRQ balancing, DMI); None in runs stored before they were captured.
+    #[serde(default)]
+    pub tuning: Option<Tuning>,
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -215,6 +221,9 @@ impl Environment {
         put("vm.dirty_expire_centisecs", opt(&self.dirty_expire_centisecs));
         put("thp.enabled", opt(&self.thp_enabled));
         put("thp.defrag", opt(&self.thp_defrag));
+        if let Some(t) = &self.tuning {
+            t.flatten_into(&mut put);
+        }
         let cg = self.cgroup.as_ref();
         put("cgroup.version", opt(&cg.map(|c| c.version)));
         put("cgroup.path", opt(&cg.map(|c| c.path.clone())));
@@ -289,10 +298,29 @@ mod tests {
     }
 
     #[test]
+    fn tuning_is_flattened_and_diffed() {
+        let old = Environment::default();
+        assert!(!old.flatten().iter().any(|(k, _)| k.starts_with("cpu.smt")), "no tuning, no keys");
+        let mut a = Environment { tuning: Some(Tuning::default()), ..Default::default() };
+        assert!(a.flatten().contains(&("cpu.smt.control".into(), "not available".into())));
+        let mut b = a.clone();
+        b.tuning.as_mut().unwrap().smt_control = Some("off".into());
+        b.tuning.as_mut().unwrap().sysctls.insert("vm.overcommit_memory".into(), "2".into());
+        a.tuning.as_mut().unwrap().smt_control = Some("on".into());
+        let d = a.diff(&b);
+        assert!(d.contains(&("cpu.smt.control".into(), "on".into(), "off".into())), "{d:?}");
+        assert!(d.contains(&("sysctl.vm.overcommit_memory".into(), "not available".into(), "2".into())));
+        assert_eq!(d.len(), 2);
+        let d = old.diff(&b);
+        assert!(d.contains(&("cpu.smt.control".into(), "(absent)".into(), "off".into())));
+    }
+
+    #[test]
     fn an_environment_stored_before_the_platform_items_still_reads() {
         let e = Environment { kernel_release: "6.1".into(), ..Default::default() };
         let mut json: serde_json::Value = serde_json::to_value(&e).unwrap();
-        for k in ["kernel_cmdline", "mitigations", "microcode", "numa", "freq_driver", "compilers"] {
+        for k in ["kernel_cmdline", "mitigations", "microcode", "numa", "freq_driver", "compilers", "tuning"]
+        {
             json.as_object_mut().unwrap().remove(k);
         }
         let back: Environment = serde_json::from_value(json).unwrap();

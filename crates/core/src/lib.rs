@@ -4,6 +4,7 @@
 //! renderers agree on what a measurement is.
 
 pub mod environment;
+pub mod envtuning;
 pub mod event;
 pub mod figure;
 pub mod histogram;

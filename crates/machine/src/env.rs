@@ -1,13 +1,14 @@
 //! Environment capture: reads kernel, distro, CPUs, caches, memory, virtualization, target
 //! filesystems, VM tunables, THP, governor, cgroup limits and the platform items (command
-//! line, mitigations, microcode, NUMA, frequency driver, compilers) into the plain
+//! line, mitigations, microcode, NUMA, frequency driver, compilers) and the settings behind
+//! run-to-run noise (SMT, turbo, idle, governors, kernel config, sysctls, DMI) into the plain
 //! [`Environment`] type of racehorse-core.
 
 use crate::cpuctl::parse_cpu_list;
 use crate::meminfo::read_meminfo;
 use crate::mounts::read_mounts;
 use crate::root::{bracketed, read_num, read_trim, SysRoot};
-use crate::{envplatform, envprobe};
+use crate::{envplatform, envprobe, envtuning};
 use std::path::PathBuf;
 
 pub use racehorse_core::environment::{
@@ -66,6 +67,7 @@ pub fn capture(root: &SysRoot, targets: &[PathBuf]) -> Environment {
         microcode: cpuinfo.as_deref().and_then(envplatform::microcode),
         numa: envplatform::numa(root),
         freq_driver: envplatform::freq_driver(root),
+        tuning: Some(envtuning::capture(root)),
         // Programs are looked up on the real PATH only: a fixture root has none of its own.
         compilers: if root.is_host() {
             let path = std::env::var("PATH").unwrap_or_default();

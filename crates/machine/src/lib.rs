@@ -7,6 +7,7 @@ pub mod env;
 mod envlayout;
 mod envplatform;
 mod envprobe;
+mod envtuning;
 pub mod error;
 pub mod exclusivity;
 pub mod fixtures;

@@ -52,7 +52,29 @@ pub fn env_diff(base: &RunInfo, new: &RunInfo) -> Vec<EnvDelta> {
             out.push(EnvDelta { key: k.clone(), base: absent(), new: v.clone() });
         }
     }
+    collapse_uncaptured_tuning(&mut out, has_tuning(base), has_tuning(new));
     out
+}
+
+/// Whether a run's environment holds the noise settings; None when it cannot be read.
+fn has_tuning(run: &RunInfo) -> Option<bool> {
+    serde_json::from_str::<Environment>(&run.env_json).ok().map(|e| e.tuning.is_some())
+}
+
+/// Against a run stored before the noise settings were captured, their fifty-odd `(absent)`
+/// rows say one thing: one `noise settings` row says it instead.
+fn collapse_uncaptured_tuning(out: &mut Vec<EnvDelta>, base: Option<bool>, new: Option<bool>) {
+    let (Some(b), Some(n)) = (base, new) else { return };
+    if b == n {
+        return;
+    }
+    let mut keys = Vec::new();
+    racehorse_core::envtuning::Tuning::default().flatten_into(&mut |k, _| keys.push(k.to_string()));
+    let lacking = |d: &EnvDelta| if b { d.new == "(absent)" } else { d.base == "(absent)" };
+    out.retain(|d| !(keys.contains(&d.key) && lacking(d)));
+    let (captured, missing) = ("captured".to_string(), "(not captured: stored before they were)".to_string());
+    let (base, new) = if b { (captured, missing) } else { (missing, captured) };
+    out.push(EnvDelta { key: "noise settings".into(), base, new });
 }
 
 #[cfg(test)]
@@ -91,6 +113,31 @@ mod tests {
         assert_eq!(keys, ["kernel.release", "vm.swappiness", "racehorse.version", "cpu.control"]);
         assert_eq!(d[0].new, "6.6");
         assert!(env_diff(&run(&a, "0.1.0", "hotplug"), &run(&a, "0.1.0", "hotplug")).is_empty());
+    }
+
+    #[test]
+    fn a_run_without_noise_settings_is_one_row() {
+        let old = Environment { kernel_release: "6.1".into(), ..Default::default() };
+        let t = racehorse_core::envtuning::Tuning { smt_control: Some("on".into()), ..Default::default() };
+        let new = Environment { tuning: Some(t), ..old.clone() };
+        let d = env_diff(&run(&old, "0.1.0", "none"), &run(&new, "0.1.0", "none"));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            (d[0].key.as_str(), d[0].base.as_str(), d[0].new.as_str()),
+            ("noise settings", "(not captured: stored before they were)", "captured")
+        );
+        let back = env_diff(&run(&new, "0.1.0", "none"), &run(&old, "0.1.0", "none"));
+        assert_eq!(
+            (back.len(), back[0].base.as_str(), back[0].new.as_str().len() > 10),
+            (1, "captured", true)
+        );
+        let both = Environment { tuning: Some(Default::default()), ..old.clone() };
+        let d = env_diff(&run(&both, "0.1.0", "none"), &run(&new, "0.1.0", "none"));
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            (d[0].key.as_str(), d[0].base.as_str(), d[0].new.as_str()),
+            ("cpu.smt.control", "not available", "on")
+        );
     }
 
     #[test]
