@@ -21,7 +21,7 @@ pub mod virt;
 pub use environment::Environment;
 pub use event::Event;
 pub use figure::{AreaRule, Figure, SummaryArea};
-pub use histogram::LatencyHistogram;
+pub use histogram::{DenseHistogram, LatencyHistogram};
 pub use params::{CellSpec, Params, Value};
 pub use profile::{Counter, FoldedStack, Profile, ProfileEntry};
 pub use quality::CellQuality;

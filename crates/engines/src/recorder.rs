@@ -2,7 +2,7 @@
 //! hot path) and submits it once at the end; the [`Recorder`] adds them up.
 
 use crate::control::{Control, Phase};
-use racehorse_core::{LatencyHistogram, WorkloadCpu};
+use racehorse_core::{DenseHistogram, LatencyHistogram, WorkloadCpu};
 use racehorse_machine::rusage::{thread_cpu, CpuTime};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -97,10 +97,17 @@ impl Recorder {
 
 /// A worker's private counter. Call [`WorkerMeter::tick`] between operations and
 /// [`WorkerMeter::count`] after each; only operations that end inside the window count.
+///
+/// Latencies go into a flat bucket array per operation, found by a short scan that starts at
+/// the operation counted last (engines have a handful of operations, often one at a time), and
+/// become the stored histograms when the worker finishes: no map lookup or allocation per
+/// operation.
 pub struct WorkerMeter {
     stats: WorkerStats,
     measuring: bool,
     cpu_start: Option<CpuTime>,
+    ops: Vec<(String, DenseHistogram)>,
+    last_op: usize,
 }
 
 impl Default for WorkerMeter {
@@ -111,7 +118,13 @@ impl Default for WorkerMeter {
 
 impl WorkerMeter {
     pub fn new() -> Self {
-        WorkerMeter { stats: WorkerStats::default(), measuring: false, cpu_start: None }
+        WorkerMeter {
+            stats: WorkerStats::default(),
+            measuring: false,
+            cpu_start: None,
+            ops: Vec::new(),
+            last_op: 0,
+        }
     }
 
     /// Follows the phase; returns false when the worker should stop.
@@ -155,19 +168,34 @@ impl WorkerMeter {
         s.ops += 1;
         s.bytes_read += read;
         s.bytes_written += written;
-        match s.latencies.get_mut(op) {
-            Some(h) => h.record(latency_ns),
-            None => {
-                let mut h = LatencyHistogram::new();
-                h.record(latency_ns);
-                s.latencies.insert(op.to_string(), h);
-            }
+        let i = self.op_slot(op);
+        self.ops[i].1.record(latency_ns);
+    }
+
+    /// The index of `op`'s histogram, added on first use.
+    #[inline]
+    fn op_slot(&mut self, op: &str) -> usize {
+        if self.ops.get(self.last_op).is_some_and(|(name, _)| name == op) {
+            return self.last_op;
         }
+        let i = match self.ops.iter().position(|(name, _)| name == op) {
+            Some(i) => i,
+            None => {
+                self.ops.push((op.to_string(), DenseHistogram::new()));
+                self.ops.len() - 1
+            }
+        };
+        self.last_op = i;
+        i
     }
 
     /// Submits the counts to the recorder.
     pub fn finish(mut self, rec: &Recorder) {
         self.close_window();
+        for (op, h) in self.ops.drain(..) {
+            let sparse: LatencyHistogram = h.to_histogram();
+            self.stats.latencies.entry(op).or_default().merge(&sparse);
+        }
         rec.submit(self.stats);
     }
 }
