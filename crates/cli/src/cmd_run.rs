@@ -161,12 +161,19 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         )));
     }
     // Before anything changes: without a usable perf, --profile is a usage error.
-    let profile = if a.profile {
-        let perf =
-            racehorse_runner::profile::find_perf().map_err(|e| Failure::usage(format!("--profile: {e}")))?;
-        Some(racehorse_runner::profiling::ProfileSettings::with_perf(perf))
-    } else {
-        None
+    let profile = match &a.profile {
+        Some(spec) => {
+            let (settings, notes) = racehorse_runner::profiling::prepare(spec, a.keep_profile.as_deref())
+                .map_err(Failure::usage)?;
+            for note in notes {
+                eprintln!("note: {note}");
+            }
+            Some(settings)
+        }
+        None if a.keep_profile.is_some() => {
+            return Err(Failure::usage("--keep-profile keeps the perf data of --profile: add --profile"))
+        }
+        None => None,
     };
     let store = open_store(cli)?;
     let req = RunRequest {

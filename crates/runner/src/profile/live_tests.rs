@@ -51,7 +51,7 @@ fn records_only_the_window_and_reports_it() {
     let Some(perf) = usable_perf() else { return };
     let dir = tempfile::tempdir().unwrap();
     let t = Instant::now();
-    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ).unwrap();
+    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ, CallGraph::Fp).unwrap();
     eprintln!("start: {:?}", t.elapsed());
     busy_unsampled(Duration::from_millis(300)); // warm-up: sampling off
     let t = Instant::now();
@@ -95,7 +95,7 @@ fn records_only_the_window_and_reports_it() {
 fn dropping_a_recording_leaves_no_perf_behind() {
     let Some(perf) = usable_perf() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ).unwrap();
+    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ, CallGraph::Fp).unwrap();
     rec.enable().unwrap();
     let pid = rec.pid();
     assert!(Path::new(&format!("/proc/{pid}")).exists());
@@ -109,7 +109,7 @@ fn dropping_a_recording_leaves_no_perf_behind() {
 fn a_recording_without_a_window_reports_no_samples() {
     let Some(perf) = usable_perf() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let rec = Recording::start(&perf, dir.path(), FREQ_HZ).unwrap();
+    let rec = Recording::start(&perf, dir.path(), FREQ_HZ, CallGraph::Fp).unwrap();
     let data = rec.finish().unwrap();
     let profile = report(&perf, &data, 10).unwrap();
     assert_eq!(profile.samples, 0);
