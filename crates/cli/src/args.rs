@@ -372,7 +372,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SETTINGS", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub profile: Option<String>,
     /// With --profile: keep each cell's perf.data in DIR, named
-    /// run<ID>-cell<INDEX>-<cell label>.perf.data (open it with `perf report -i FILE`)
+    /// `run<ID>-cell<INDEX>-<LABEL>.perf.data` (open it with `perf report -i FILE`)
     #[arg(long, value_name = "DIR")]
     pub keep_profile: Option<PathBuf>,
     /// When another racehorse run (or `racehorse plugd`) holds the machine, wait for it to

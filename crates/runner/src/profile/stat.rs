@@ -47,7 +47,7 @@ impl Counting {
         self.perf.disable()
     }
 
-    /// Stops perf and reads its counts, one per event in [`events`] order.
+    /// Stops perf and reads its counts, one per event, hardware first (as `events()` lists them).
     pub fn finish(mut self) -> Result<Vec<Counter>, String> {
         self.perf.stop()?;
         let text = std::fs::read_to_string(&self.out)
