@@ -214,6 +214,9 @@ fn bad_profile_settings_stop_the_run_before_its_first_cell() {
         "{}",
         text(&o)
     );
+    let o = run(&["--dry-run", "--profile=freq=0"]);
+    assert_eq!(o.status.code(), Some(2), "a dry run checks the settings too: {}", text(&o));
+    assert!(text(&o).contains("freq=0: use a whole number of Hz"), "{}", text(&o));
     let o = run(&["--keep-profile", "/tmp"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("add --profile"), "{}", text(&o));

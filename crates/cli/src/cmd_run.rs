@@ -150,6 +150,10 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         }
     }
     let plan = Plan::expand(&suite, possible, online).map_err(Failure::usage)?;
+    // Settings that cannot parse are refused even by a dry run.
+    if let Some(spec) = &a.profile {
+        racehorse_runner::profile::parse_spec(spec).map_err(|e| Failure::usage(format!("--profile: {e}")))?;
+    }
     if a.dry_run {
         print_plan(&plan);
         return Ok(0);
