@@ -21,6 +21,9 @@ use std::time::Duration;
 pub const MIN_STACK_SHARE: f64 = 1.0 / 2000.0;
 /// At most this many stacks are stored per cell (the largest).
 pub const MAX_STACKS: usize = 1000;
+/// At most this many bytes of stack text are stored per cell (1 MiB): deep stacks of long
+/// C++ or Rust names run to kilobytes each.
+pub const MAX_STACK_BYTES: usize = 1 << 20;
 /// The suffix of kernel frames.
 pub const KERNEL_SUFFIX: &str = "_[k]";
 /// The name of a frame perf could not place in any image.
@@ -202,8 +205,9 @@ fn clean(name: &str) -> String {
         .collect()
 }
 
-/// The stacks to store: those with at least [`MIN_STACK_SHARE`] of all samples, at most
-/// [`MAX_STACKS`], most samples first (ties by name); and the samples of all the others.
+/// The stacks to store: those with at least [`MIN_STACK_SHARE`] of all samples, most samples
+/// first (ties by name), at most [`MAX_STACKS`] of them and [`MAX_STACK_BYTES`] of text; and
+/// the samples of all the others.
 pub fn bounded(folded: &Folded) -> (Vec<FoldedStack>, u64) {
     let total = folded.samples.max(folded.stacks.values().fold(0u64, |a, &n| a.saturating_add(n)));
     let mut kept: Vec<FoldedStack> = folded
@@ -214,6 +218,12 @@ pub fn bounded(folded: &Folded) -> (Vec<FoldedStack>, u64) {
         .collect();
     kept.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.stack.cmp(&b.stack)));
     kept.truncate(MAX_STACKS);
+    let mut bytes = 0usize;
+    let fits = kept.iter().position(|s| {
+        bytes += s.stack.len();
+        bytes > MAX_STACK_BYTES
+    });
+    kept.truncate(fits.unwrap_or(kept.len()));
     let stored = kept.iter().fold(0u64, |a, s| a.saturating_add(s.samples));
     (kept, total.saturating_sub(stored))
 }

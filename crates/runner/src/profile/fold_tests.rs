@@ -129,6 +129,15 @@ fn storage_is_bounded_by_share_and_count() {
     assert_eq!(kept.iter().map(|s| s.samples).sum::<u64>() + dropped, many.samples);
     assert!(kept.windows(2).all(|w| w[0].samples >= w[1].samples));
     assert_eq!(bounded(&Folded::default()), (vec![], 0));
+    let mut long = Folded::default();
+    let frame = "x".repeat(100_000);
+    for i in 0..20u64 {
+        long.stacks.insert(format!("p;{i:02};{frame}"), 100 - i);
+    }
+    long.samples = long.stacks.values().sum();
+    let (kept, dropped) = bounded(&long);
+    assert_eq!(kept.len(), 10, "1 MiB holds ten stacks of 100 kB");
+    assert_eq!(dropped, (81..=90).sum::<u64>(), "the ten smallest");
 }
 
 #[test]

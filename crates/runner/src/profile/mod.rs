@@ -23,7 +23,9 @@ mod live_tests;
 pub use callgraph::{
     is_spec_word, parse_spec, probe as probe_callgraph, CallGraph, ProfileSpec, DEFAULT_FREQ_HZ,
 };
-pub use fold::{bounded, fold, fold_text, Folded, Folder, KERNEL_SUFFIX, MAX_STACKS, MIN_STACK_SHARE};
+pub use fold::{
+    bounded, fold, fold_text, Folded, Folder, KERNEL_SUFFIX, MAX_STACKS, MAX_STACK_BYTES, MIN_STACK_SHARE,
+};
 pub use record::{Recording, EVENT};
 pub use report::{parse_lines, parse_report, report, summarize, ReportLine, Summary};
 pub use stat::{parse_csv, probe as probe_counters, unsupported_hardware, Counting, HARDWARE, SOFTWARE};
