@@ -123,6 +123,8 @@ pub(crate) struct Profiler {
     state: Arc<Mutex<State>>,
     /// Where the data file goes when it is kept.
     keep: Option<PathBuf>,
+    /// What was lost at the start (the counters), reported with the profile.
+    warnings: Vec<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -148,13 +150,17 @@ impl Profiler {
             .map_err(|e| failed("a directory for perf's data in", e))?;
         let recording = Recording::start(&settings.perf, dir.path(), settings.freq_hz, settings.callgraph)
             .map_err(EngineError::Failed)?;
+        // Counters are extra: a perf stat that does not start leaves the rest of the profile.
+        let mut warnings = Vec::new();
         let counting = match settings.counters {
-            true => Some(Counting::start(&settings.perf, dir.path()).map_err(EngineError::Failed)?),
+            true => Counting::start(&settings.perf, dir.path())
+                .map_err(|e| warnings.push(format!("no counters: {e}")))
+                .ok(),
             false => None,
         };
         let state = State { recording: Some(recording), counting, error: None };
         let keep = settings.keep_dir.as_ref().map(|d| d.join(kept_name(settings.run_id, cell)));
-        Ok(Profiler { state: Arc::new(Mutex::new(state)), keep, _dir: dir })
+        Ok(Profiler { state: Arc::new(Mutex::new(state)), keep, warnings, _dir: dir })
     }
 
     /// Hooks that switch sampling and counting on just before `inner`'s window start and off
@@ -171,7 +177,7 @@ impl Profiler {
             let mut s = lock(&self.state);
             (s.recording.take(), s.counting.take(), s.error.take())
         };
-        let mut warnings = Vec::new();
+        let mut warnings = self.warnings;
         let counters = counting.map(Counting::finish).transpose().unwrap_or_else(|e| {
             warnings.push(format!("no counters: {e}"));
             None
