@@ -1,7 +1,10 @@
 //! `run --profile` through the binary: each window's perf samples are stored with the cell,
-//! `show` lists the top images and symbols, `compare` what moved, and no perf is left over.
+//! `show` lists the top images and symbols, `compare` what moved, and no perf is left over;
+//! call chains with a known caller are stored folded, counters are counted, perf.data is kept
+//! on request, and bad settings stop the run before its first cell.
 
-use crate::common::{machine_lock, text, Sandbox};
+use crate::common::{is_root, machine_lock, text, Sandbox};
+use std::path::Path;
 
 fn perf_usable() -> bool {
     let ok = std::process::Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success());
@@ -71,4 +74,166 @@ fn a_run_without_profile_stores_none() {
         serde_json::from_slice(&sb.run(&["export", "n", "--format", "json"]).stdout).expect("json");
     assert!(export["cells"][0]["profile"].is_null());
     assert!(!text(&sb.run(&["show", "n"])).contains("profile of"));
+}
+
+/// A program whose `parent()` calls `leaf_a` and `leaf_b`, which burn 2:1 in loops. Each leaf
+/// ends with a call, so that gcc gives it a frame (leaf functions get none even with
+/// -fno-omit-frame-pointer, and frame-pointer unwinding then skips their caller).
+const PLANTED_C: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+volatile unsigned long sink;
+__attribute__((noinline)) void keep(unsigned long x) { sink += x; }
+__attribute__((noinline)) void leaf_a(unsigned long n) {
+    unsigned long x = 1;
+    for (unsigned long i = 0; i < n; i++) x = x * 6364136223846793005UL + 1;
+    keep(x);
+}
+__attribute__((noinline)) void leaf_b(unsigned long n) {
+    unsigned long x = 1;
+    for (unsigned long i = 0; i < n; i++) x = x * 6364136223846793005UL + 3;
+    keep(x);
+}
+__attribute__((noinline)) void parent(void) { leaf_a(2000000); leaf_b(1000000); }
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 100;
+    for (int i = 0; i < n; i++) parent();
+    printf("done %d\n", n);
+    return 0;
+}
+"#;
+
+/// Compiles [`PLANTED_C`] into `dir/planted`; None (saying why) without a C compiler.
+fn planted_program(dir: &Path) -> Option<String> {
+    let src = dir.join("planted.c");
+    std::fs::write(&src, PLANTED_C).expect("write the C source");
+    let exe = dir.join("planted");
+    let built = std::process::Command::new("cc")
+        .args(["-O1", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output();
+    match built {
+        Ok(o) if o.status.success() => Some(exe.display().to_string()),
+        Ok(o) => panic!("cc failed: {}", text(&o)),
+        Err(e) => {
+            eprintln!("skipped: no C compiler (cc): {e}");
+            None
+        }
+    }
+}
+
+fn samples_under(p: &serde_json::Value, suffix: &str) -> u64 {
+    let stacks = p["stacks"].as_array().expect("stacks");
+    stacks
+        .iter()
+        .filter(|s| s["stack"].as_str().is_some_and(|t| t.ends_with(suffix)))
+        .map(|s| s["samples"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+#[test]
+fn call_chains_show_the_planted_caller_above_both_hot_functions() {
+    if !perf_usable() {
+        return;
+    }
+    if !is_root() {
+        eprintln!("skipped: system-wide call-chain sampling needs root");
+        return;
+    }
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    let Some(exe) = planted_program(sb.dir.path()) else { return };
+    let keep = sb.dir.path().join("kept");
+    let keep_arg = keep.display().to_string();
+    let o = sb.run(&[
+        "run",
+        "command",
+        "--profile",
+        "--keep-profile",
+        &keep_arg,
+        "--label",
+        "cg",
+        "-o",
+        r"regex:=done (\d+)",
+        "-o",
+        "count=true",
+        "--no-warm-up",
+        "--quiet",
+        "--",
+        &exe,
+        "150",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let cells = sb.cells("cg");
+    let p = &cells[0]["profile"];
+    assert_eq!((p["callgraph"].as_str(), p["frequency_hz"].as_u64()), (Some("fp"), Some(999)), "{p}");
+    let a = samples_under(p, "planted;__libc_start_call_main;main;parent;leaf_a");
+    let b = samples_under(p, "planted;__libc_start_call_main;main;parent;leaf_b");
+    assert!(a + b > 100, "the hot functions were sampled under parent: {a} + {b}: {}", p["stacks"]);
+    let share_a = a as f64 / (a + b) as f64;
+    assert!((0.55..0.78).contains(&share_a), "leaf_a burns 2/3 of parent's time: {a} vs {b}");
+    let kept: u64 =
+        p["stacks"].as_array().expect("stacks").iter().map(|s| s["samples"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(
+        kept + p["stacks_dropped_samples"].as_u64().unwrap_or(0),
+        p["samples"].as_u64().unwrap_or(0),
+        "{p}"
+    );
+    // Counters: software events everywhere; hardware ones where the PMU has them, and a note
+    // (once) where it does not.
+    let counters = p["counters"].as_array().expect("counters");
+    assert_eq!(counters.len(), 7, "{p}");
+    let count = |e: &str| counters.iter().find(|c| c["event"] == e).map(|c| c["count"].clone()).expect(e);
+    assert!(count("page-faults").as_f64().is_some_and(|n| n > 0.0), "{p}");
+    assert!(count("context-switches").as_f64().is_some(), "{p}");
+    let note = "are not supported on this machine";
+    assert_eq!(text(&o).matches(note).count(), usize::from(count("cycles").is_null()), "{}", text(&o));
+    let files: Vec<String> = std::fs::read_dir(&keep)
+        .expect("kept dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with("run1-cell0-command_") && files[0].ends_with(".perf.data"), "{files:?}");
+    assert!(std::fs::metadata(keep.join(&files[0])).expect("kept file").len() > 0);
+}
+
+#[test]
+fn bad_profile_settings_stop_the_run_before_its_first_cell() {
+    let sb = Sandbox::new();
+    let run = |extra: &[&str]| {
+        let mut args =
+            vec!["run", "null", "--runtime", "100ms", "--warmup", "0s", "--quiet", "--label", "bad"];
+        args.extend_from_slice(extra);
+        sb.run(&args)
+    };
+    let o = run(&["--profile", "callgraph=frames"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("unknown call-graph mode 'frames'") && text(&o).contains("fp, dwarf, lbr, none"),
+        "{}",
+        text(&o)
+    );
+    let o = run(&["--dry-run", "--profile=freq=0"]);
+    assert_eq!(o.status.code(), Some(2), "a dry run checks the settings too: {}", text(&o));
+    assert!(text(&o).contains("freq=0: use a whole number of Hz"), "{}", text(&o));
+    let o = run(&["--keep-profile", "/tmp"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("add --profile"), "{}", text(&o));
+    if !perf_usable() || !is_root() {
+        eprintln!("skipped: the checks that need perf and root");
+        return;
+    }
+    let o = run(&["--profile", "--keep-profile", "/proc"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--keep-profile /proc: cannot write there"), "{}", text(&o));
+    // LBR: refused where the machine has none (every VM here), with what to use instead.
+    let _m = machine_lock();
+    let o = run(&["--profile=callgraph=lbr"]);
+    if o.status.code() == Some(2) {
+        assert!(text(&o).contains("callgraph=lbr") && text(&o).contains("use callgraph=fp"), "{}", text(&o));
+    } else {
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    assert!(!text(&sb.run(&["list"])).contains("bad") || o.status.success(), "no run was recorded");
 }

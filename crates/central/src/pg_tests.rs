@@ -108,3 +108,55 @@ fn loads_idempotently_adds_only_new_cells_and_reads_back_every_figure() {
     }
     assert_eq!(memory.run_cells(copied).unwrap(), expected, "every figure survives the round trip");
 }
+
+#[test]
+fn profiles_are_loaded_whole_and_listed_by_the_profile_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_cluster, url)) = cluster(dir.path()) else { return };
+    let store = Store::open_in_memory().unwrap();
+    let id = store.create_run(&NewRun { label: "p".into(), ..NewRun::default() }).unwrap();
+    let mut profiled = cell(1, 10.0);
+    profiled.profile = Some(racehorse_core::Profile {
+        event: "cpu-clock".into(),
+        samples: 100,
+        callgraph: Some("fp".into()),
+        frequency_hz: 999,
+        stacks: vec![
+            racehorse_core::FoldedStack { stack: "app;main;parent;leaf_a".into(), samples: 60 },
+            racehorse_core::FoldedStack { stack: "app;main;parent;leaf_b".into(), samples: 30 },
+        ],
+        stacks_dropped_samples: 10,
+        counters: vec![
+            racehorse_core::Counter { event: "cycles".into(), count: None },
+            racehorse_core::Counter { event: "page-faults".into(), count: Some(250.0) },
+        ],
+        ..racehorse_core::Profile::default()
+    });
+    store.insert_cell(id, 0, &profiled).unwrap();
+    store.insert_cell(id, 1, &cell(2, 10.0)).unwrap();
+    let doc = export_doc(&store.run(id).unwrap().unwrap(), &store.run_cells(id).unwrap());
+    Loader::open(&url).unwrap().load_doc(&doc, Path::new("p.json")).unwrap();
+    let mut client = crate::connect(&url).unwrap();
+    let stacks = client
+        .query("SELECT stack, samples, window_samples, callgraph FROM racehorse.profile_stacks ORDER BY samples DESC", &[])
+        .unwrap();
+    let stacks: Vec<(String, i64, i64, String)> =
+        stacks.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect();
+    assert_eq!(stacks.len(), 2, "only the profiled cell has stacks: {stacks:?}");
+    assert_eq!(stacks[0], ("app;main;parent;leaf_a".to_string(), 60, 100, "fp".to_string()));
+    let counters = client
+        .query("SELECT event, count, per_unit FROM racehorse.profile_counters ORDER BY event", &[])
+        .unwrap();
+    let counters: Vec<(String, Option<f64>, Option<f64>)> =
+        counters.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+    assert_eq!(counters, [("cycles".into(), None, None), ("page-faults".into(), Some(250.0), Some(25.0))]);
+    let mut reader = Reader::open(&url).unwrap();
+    let run = reader.resolve("latest").unwrap();
+    let memory = Store::open_in_memory().unwrap();
+    let copied = reader.copy_into(&run, &memory).unwrap();
+    assert_eq!(
+        memory.run_cells(copied).unwrap()[0].profile,
+        profiled.profile,
+        "the profile comes back whole"
+    );
+}

@@ -12,6 +12,7 @@ const STEPS: &[(&str, &str)] = &[
     ("runs, cells, campaigns and their hosts", V1),
     ("view run_counts", V2),
     ("history: run tags, the change-point ledger, views series_points and change_point_runs", V3),
+    ("profiles: views profile_stacks and profile_counters", V4),
 ];
 
 /// The central schema version this racehorse writes and reads.
@@ -174,6 +175,30 @@ CREATE VIEW racehorse.change_point_runs AS
     FROM racehorse.change_points p
     LEFT JOIN racehorse.runs b ON b.uuid = p.before_run_uuid
     LEFT JOIN racehorse.runs a ON a.uuid = p.after_run_uuid;
+";
+
+/// Version 4: profiles (issue 43), which `cell` already holds whole, as rows a dashboard or a
+/// query can use: every folded call stack of every profiled cell, and every counter with its
+/// count per unit of work (null where the machine had no such counter).
+const V4: &str = "
+CREATE VIEW racehorse.profile_stacks AS
+    SELECT c.run_uuid, c.match_key, c.rep, c.dup, c.workload, c.variant,
+           c.cell->'profile'->>'callgraph' AS callgraph,
+           (c.cell->'profile'->>'samples')::bigint AS window_samples,
+           s.value->>'stack' AS stack,
+           (s.value->>'samples')::bigint AS samples
+    FROM racehorse.cells c
+    CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.cell->'profile'->'stacks') = 'array'
+        THEN c.cell->'profile'->'stacks' ELSE '[]'::jsonb END) AS s(value);
+
+CREATE VIEW racehorse.profile_counters AS
+    SELECT c.run_uuid, c.match_key, c.rep, c.dup, c.workload, c.variant, c.unit,
+           k.value->>'event' AS event,
+           (k.value->>'count')::double precision AS count,
+           (k.value->>'count')::double precision / nullif((c.cell->>'units')::double precision, 0) AS per_unit
+    FROM racehorse.cells c
+    CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.cell->'profile'->'counters') = 'array'
+        THEN c.cell->'profile'->'counters' ELSE '[]'::jsonb END) AS k(value);
 ";
 
 /// The version recorded in the database (0: never migrated).

@@ -365,10 +365,17 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1000)]
     pub sample_ms: u64,
     /// Record where the CPU time goes during each cell's measured window (system-wide perf
-    /// samples, cpu-clock event) and store the top images and symbols; `show` lists them and
-    /// `compare` shows what grew or shrank
-    #[arg(long)]
-    pub profile: bool,
+    /// samples with call chains, cpu-clock event, and perf stat counters) and store the top
+    /// images and symbols, the folded call stacks and the counts; `show` lists them and
+    /// `compare` shows what grew or shrank. Settings: `--profile=callgraph=fp|dwarf|lbr|none`
+    /// (default fp, frame pointers) and `freq=HZ` (default 999), comma-separated; the next
+    /// word is taken as settings only when it starts with `callgraph=` or `freq=`
+    #[arg(long, value_name = "SETTINGS", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub profile: Option<String>,
+    /// With --profile: keep each cell's perf.data in DIR, named
+    /// `run<ID>-cell<INDEX>-<LABEL>.perf.data` (open it with `perf report -i FILE`)
+    #[arg(long, value_name = "DIR")]
+    pub keep_profile: Option<PathBuf>,
     /// When another racehorse run (or `racehorse plugd`) holds the machine, wait for it to
     /// finish instead of failing with exit code 75. Only one racehorse changes a machine at a time.
     #[arg(long)]

@@ -150,6 +150,10 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         }
     }
     let plan = Plan::expand(&suite, possible, online).map_err(Failure::usage)?;
+    // Settings that cannot parse are refused even by a dry run.
+    if let Some(spec) = &a.profile {
+        racehorse_runner::profile::parse_spec(spec).map_err(|e| Failure::usage(format!("--profile: {e}")))?;
+    }
     if a.dry_run {
         print_plan(&plan);
         return Ok(0);
@@ -161,12 +165,19 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         )));
     }
     // Before anything changes: without a usable perf, --profile is a usage error.
-    let profile = if a.profile {
-        let perf =
-            racehorse_runner::profile::find_perf().map_err(|e| Failure::usage(format!("--profile: {e}")))?;
-        Some(racehorse_runner::profiling::ProfileSettings::with_perf(perf))
-    } else {
-        None
+    let profile = match &a.profile {
+        Some(spec) => {
+            let (settings, notes) = racehorse_runner::profiling::prepare(spec, a.keep_profile.as_deref())
+                .map_err(Failure::usage)?;
+            for note in notes {
+                eprintln!("note: {note}");
+            }
+            Some(settings)
+        }
+        None if a.keep_profile.is_some() => {
+            return Err(Failure::usage("--keep-profile keeps the perf data of --profile: add --profile"))
+        }
+        None => None,
     };
     let store = open_store(cli)?;
     let req = RunRequest {

@@ -30,6 +30,7 @@ mod cmd_serve;
 mod cmd_show;
 mod cmd_workloads;
 mod json_out;
+mod profile_words;
 mod shortcuts;
 
 use args::{Cli, Command};
@@ -88,7 +89,7 @@ pub fn full_command() -> clap::Command {
 /// The parsed command line (see [`full_command`]).
 fn parse_command_line() -> Cli {
     let engines = racehorse_engines::registry();
-    let matches = full_command().get_matches();
+    let matches = full_command().get_matches_from(profile_words::join_profile_settings(std::env::args_os()));
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let (Command::Run(a), Some(("run", m))) = (&mut cli.command, matches.subcommand()) {
         a.shortcut_values = shortcuts::values(m, engines);

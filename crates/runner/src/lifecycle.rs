@@ -372,7 +372,7 @@ pub fn run(
         work_root: req.work_root.clone(),
         sample_interval: req.sample_interval,
         drop_caches: req.plan.suite.drop_caches,
-        profile: req.profile.clone(),
+        profile: req.profile.clone().map(|p| ProfileSettings { run_id, ..p }),
         noise_threshold: req.noise_threshold,
         warm_up: req.warm_up,
     };

@@ -1,38 +1,130 @@
-//! `run --profile` in the measurement loop: a perf recording per cell, started before the
-//! warm-up with sampling off, switched on and off at the window's edges by window hooks, and
-//! turned into the cell's [`Profile`] (top images and symbols) after the cell.
+//! `run --profile` in the measurement loop: a perf recording (with call chains) and a perf
+//! count per cell, started before the warm-up with their events off, switched on and off at
+//! the window's edges by window hooks, and turned into the cell's [`Profile`] (top images and
+//! symbols, folded stacks, counters) after the cell; `--keep-profile` keeps the data file.
 
-use crate::profile::{report, Recording};
+use crate::plan::PlannedCell;
+use crate::profile::{bounded, fold, report, CallGraph, Counting, Recording, DEFAULT_FREQ_HZ};
 use racehorse_core::Profile;
 use racehorse_engines::{EngineError, WindowHooks};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// How to profile: the perf binary, the sampling rate and how many images/symbols to keep.
+/// How to profile: the perf binary, the sampling rate, the call chains, how many images and
+/// symbols to keep, whether to count events, and where to keep the data files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProfileSettings {
     pub perf: PathBuf,
     pub freq_hz: u32,
     pub top: usize,
+    pub callgraph: CallGraph,
+    /// Count hardware and software events over the window with `perf stat`.
+    pub counters: bool,
+    /// `--keep-profile DIR`: keep each cell's perf.data there.
+    pub keep_dir: Option<PathBuf>,
+    /// The run's id in the store, for the kept files' names (0 until the run is recorded).
+    pub run_id: i64,
 }
 
 impl ProfileSettings {
-    /// The defaults with `perf`: 999 Hz per CPU (off the timer tick), top 50 of each kind.
+    /// The defaults with `perf`: 999 Hz per CPU (off the timer tick), frame-pointer call
+    /// chains, counters, top 50 images and symbols, nothing kept.
     pub fn with_perf(perf: PathBuf) -> ProfileSettings {
-        ProfileSettings { perf, freq_hz: 999, top: 50 }
+        ProfileSettings {
+            perf,
+            freq_hz: DEFAULT_FREQ_HZ,
+            top: 50,
+            callgraph: CallGraph::Fp,
+            counters: true,
+            keep_dir: None,
+            run_id: 0,
+        }
     }
+}
+
+/// Everything `run --profile` needs, checked before the first cell: perf itself, the
+/// settings (`callgraph=…,freq=…`), that perf records call chains of that mode here, that
+/// `keep_dir` can be written, and which counters this machine has. Returns the settings and
+/// the notes to print once (hardware counters missing); an error is a usage error.
+pub fn prepare(spec: &str, keep_dir: Option<&Path>) -> Result<(ProfileSettings, Vec<String>), String> {
+    let flag = |e: String| format!("--profile: {e}");
+    let spec = crate::profile::parse_spec(spec).map_err(flag)?;
+    let perf = crate::profile::find_perf().map_err(flag)?;
+    let keep_dir = keep_dir.map(writable_dir).transpose()?;
+    let probe_dir = tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    crate::profile::probe_callgraph(&perf, spec.callgraph, probe_dir.path()).map_err(flag)?;
+    let mut notes = Vec::new();
+    let counters = match crate::profile::probe_counters(&perf) {
+        Ok(counts) => {
+            let missing = crate::profile::unsupported_hardware(&counts);
+            if !missing.is_empty() {
+                notes.push(format!(
+                    "hardware counters ({}) are not supported on this machine: profiles store them without \
+                     a count; the software events ({}) are counted",
+                    missing.join(", "),
+                    crate::profile::SOFTWARE.join(", ")
+                ));
+            }
+            true
+        }
+        Err(e) => {
+            notes.push(format!("{e}: profiles will have no counters"));
+            false
+        }
+    };
+    let settings = ProfileSettings {
+        freq_hz: spec.freq_hz,
+        callgraph: spec.callgraph,
+        counters,
+        keep_dir,
+        ..ProfileSettings::with_perf(perf)
+    };
+    Ok((settings, notes))
+}
+
+/// `dir` made absolute and created if missing, once a file could be written in it.
+fn writable_dir(dir: &Path) -> Result<PathBuf, String> {
+    let hint = "choose a directory you can write with --keep-profile DIR";
+    let dir =
+        std::path::absolute(dir).map_err(|e| format!("--keep-profile {}: {e}; {hint}", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("--keep-profile {}: cannot create it: {e}; {hint}", dir.display()))?;
+    tempfile::tempfile_in(&dir)
+        .map_err(|e| format!("--keep-profile {}: cannot write there: {e}; {hint}", dir.display()))?;
+    Ok(dir)
+}
+
+/// The name of a cell's kept data file: `run<ID>-cell<INDEX>-<label>.perf.data`, the label
+/// (workload, parameters, variant, repetition) reduced to letters, digits and `._=+-`.
+pub fn kept_name(run_id: i64, cell: &PlannedCell) -> String {
+    let mut slug = String::new();
+    for c in cell.spec.label().chars() {
+        let keep = c.is_ascii_alphanumeric() || "._=+-".contains(c);
+        if keep {
+            slug.push(c);
+        } else if !slug.ends_with('_') {
+            slug.push('_');
+        }
+    }
+    let slug: String = slug.trim_matches('_').chars().take(80).collect();
+    format!("run{run_id}-cell{}-{slug}.perf.data", cell.index)
 }
 
 #[derive(Default)]
 struct State {
     recording: Option<Recording>,
+    counting: Option<Counting>,
     /// The first enable/disable failure (hooks cannot return errors).
     error: Option<String>,
 }
 
-/// One cell's recording, shared with its hooks.
+/// One cell's recording and count, shared with its hooks.
 pub(crate) struct Profiler {
     state: Arc<Mutex<State>>,
+    /// Where the data file goes when it is kept.
+    keep: Option<PathBuf>,
+    /// What was lost at the start (the counters), reported with the profile.
+    warnings: Vec<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -41,9 +133,13 @@ fn lock(s: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
 }
 
 impl Profiler {
-    /// Starts perf (sampling off) with its files in a fresh directory under `parent`; an
-    /// error fails the cell.
-    pub fn start(settings: &ProfileSettings, parent: &Path) -> Result<Profiler, EngineError> {
+    /// Starts perf record and perf stat (events off) with their files in a fresh directory
+    /// under `parent`; an error fails the cell.
+    pub fn start(
+        settings: &ProfileSettings,
+        parent: &Path,
+        cell: &PlannedCell,
+    ) -> Result<Profiler, EngineError> {
         let failed = |what: &str, e: std::io::Error| {
             EngineError::Failed(format!("profile: {what} {}: {e}", parent.display()))
         };
@@ -52,31 +148,72 @@ impl Profiler {
             .prefix(&format!("racehorse-{}-perf-", std::process::id()))
             .tempdir_in(parent)
             .map_err(|e| failed("a directory for perf's data in", e))?;
-        let recording =
-            Recording::start(&settings.perf, dir.path(), settings.freq_hz).map_err(EngineError::Failed)?;
-        let state = State { recording: Some(recording), error: None };
-        Ok(Profiler { state: Arc::new(Mutex::new(state)), _dir: dir })
+        let recording = Recording::start(&settings.perf, dir.path(), settings.freq_hz, settings.callgraph)
+            .map_err(EngineError::Failed)?;
+        // Counters are extra: a perf stat that does not start leaves the rest of the profile.
+        let mut warnings = Vec::new();
+        let counting = match settings.counters {
+            true => Counting::start(&settings.perf, dir.path())
+                .map_err(|e| warnings.push(format!("no counters: {e}")))
+                .ok(),
+            false => None,
+        };
+        let state = State { recording: Some(recording), counting, error: None };
+        let keep = settings.keep_dir.as_ref().map(|d| d.join(kept_name(settings.run_id, cell)));
+        Ok(Profiler { state: Arc::new(Mutex::new(state)), keep, warnings, _dir: dir })
     }
 
-    /// Hooks that switch sampling on just before `inner`'s window start and off just after
-    /// its window end, so the samples cover the whole window.
+    /// Hooks that switch sampling and counting on just before `inner`'s window start and off
+    /// just after its window end, so that they cover the whole window.
     pub fn hooks(&self, inner: Box<dyn WindowHooks>) -> Box<dyn WindowHooks> {
         Box::new(Hooks { inner, state: self.state.clone() })
     }
 
     /// Stops perf and reads the profile of the window; an error loses only the profile.
-    pub fn finish(self, settings: &ProfileSettings) -> Result<Profile, EngineError> {
-        let (recording, error) = {
+    /// What was lost on the way without losing the profile (stacks, counters, the kept file)
+    /// comes back as warnings.
+    pub fn finish(self, settings: &ProfileSettings) -> Result<(Profile, Vec<String>), EngineError> {
+        let (recording, counting, error) = {
             let mut s = lock(&self.state);
-            (s.recording.take(), s.error.take())
+            (s.recording.take(), s.counting.take(), s.error.take())
         };
-        let profile = match (error, recording) {
+        let mut warnings = self.warnings;
+        let counters = counting.map(Counting::finish).transpose().unwrap_or_else(|e| {
+            warnings.push(format!("no counters: {e}"));
+            None
+        });
+        let data = match (error, recording) {
             (Some(e), _) => Err(e),
             (None, None) => Err("profile: the recording was lost".to_string()),
-            (None, Some(r)) => r.finish().and_then(|data| report(&settings.perf, &data, settings.top)),
+            (None, Some(r)) => r.finish(),
+        }
+        .map_err(EngineError::Failed)?;
+        let data = match &self.keep {
+            Some(to) => keep(&data, to).unwrap_or_else(|e| {
+                warnings.push(e);
+                data
+            }),
+            None => data,
         };
-        profile.map_err(EngineError::Failed)
+        let mut profile = report(&settings.perf, &data, settings.top).map_err(EngineError::Failed)?;
+        profile.callgraph = settings.callgraph.stored();
+        profile.frequency_hz = settings.freq_hz;
+        profile.counters = counters.unwrap_or_default();
+        match fold(&settings.perf, &data) {
+            Ok(folded) => (profile.stacks, profile.stacks_dropped_samples) = bounded(&folded),
+            Err(e) => warnings.push(format!("no call stacks: {e}")),
+        }
+        Ok((profile, warnings))
     }
+}
+
+/// Moves the data file to `to` (copying across file systems); the path it is now at.
+fn keep(data: &Path, to: &Path) -> Result<PathBuf, String> {
+    if std::fs::rename(data, to).is_ok() {
+        return Ok(to.to_path_buf());
+    }
+    std::fs::copy(data, to).map_err(|e| format!("--keep-profile: cannot write {}: {e}", to.display()))?;
+    Ok(to.to_path_buf())
 }
 
 struct Hooks {
@@ -86,11 +223,12 @@ struct Hooks {
 
 impl Hooks {
     fn switch(&self, on: bool) {
-        let mut s = lock(&self.state);
-        let res = match s.recording.as_mut() {
-            Some(r) if on => r.enable(),
-            Some(r) => r.disable(),
-            None => Ok(()),
+        let mut guard = lock(&self.state);
+        let s = &mut *guard;
+        let res = match (s.recording.as_mut(), s.counting.as_mut()) {
+            (Some(r), c) if on => r.enable().and_then(|_| c.map_or(Ok(()), Counting::enable)),
+            (Some(r), c) => c.map_or(Ok(()), Counting::disable).and_then(|_| r.disable()),
+            (None, _) => Ok(()),
         };
         if let Err(e) = res {
             s.error.get_or_insert(e);
@@ -106,5 +244,67 @@ impl WindowHooks for Hooks {
     fn measure_ended(&self) {
         self.inner.measure_ended();
         self.switch(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::EngineRef;
+    use racehorse_core::{CellSpec, Params, Value};
+    use std::time::Duration;
+
+    #[test]
+    fn kept_files_are_named_after_the_run_and_the_cell() {
+        let mut params = Params::new();
+        params.insert("cmd".into(), Value::Str("/tmp/x/hot 30 | tee /dev/null".into()));
+        let spec = CellSpec { workload: "command".into(), params, variant: "fast".into(), rep: 2 };
+        let engine = EngineRef(racehorse_engines::find("null").expect("null engine"));
+        let cell = PlannedCell {
+            index: 7,
+            spec,
+            engine,
+            cpus: 1,
+            cpu_list: None,
+            runtime: Duration::from_secs(1),
+            warmup: Duration::ZERO,
+            variant: 0,
+        };
+        assert_eq!(
+            kept_name(12, &cell),
+            "run12-cell7-command_cmd=_tmp_x_hot_30_tee_dev_null_fast_2.perf.data"
+        );
+    }
+
+    #[test]
+    fn a_keep_directory_must_be_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = writable_dir(&dir.path().join("a/b")).unwrap();
+        assert!(made.is_dir() && made.is_absolute());
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"").unwrap();
+        let e = writable_dir(&file.join("sub")).unwrap_err();
+        assert!(e.contains("cannot create it") && e.contains("--keep-profile DIR"), "{e}");
+        // Not even root may create files in /proc.
+        let e = writable_dir(Path::new("/proc")).unwrap_err();
+        assert!(e.contains("--keep-profile /proc: cannot write there"), "{e}");
+    }
+
+    #[test]
+    fn bad_settings_fail_before_perf_is_looked_for() {
+        let e = prepare("callgraph=stack", None).unwrap_err();
+        assert!(e.contains("unknown call-graph mode 'stack'"), "{e}");
+    }
+
+    #[test]
+    fn keeping_moves_the_file_or_says_why_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("perf.data");
+        std::fs::write(&data, b"x").unwrap();
+        let to = dir.path().join("kept.perf.data");
+        assert_eq!(keep(&data, &to).unwrap(), to);
+        assert!(to.exists() && !data.exists());
+        let e = keep(&to, &dir.path().join("missing/x")).unwrap_err();
+        assert!(e.contains("--keep-profile: cannot write"), "{e}");
     }
 }

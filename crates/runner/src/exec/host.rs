@@ -48,6 +48,28 @@ fn per_count_costs(result: &mut CellResult) {
     }
 }
 
+/// Stores the cell's profile with warnings for what it lacks, or says why there is none:
+/// the measurement stands either way, only where its CPU went is unknown.
+fn store_profile(
+    profiled: Option<Result<(racehorse_core::Profile, Vec<String>), EngineError>>,
+    cell: &PlannedCell,
+    emit: &mut Emit,
+    result: &mut CellResult,
+) {
+    match profiled {
+        Some(Ok((p, warnings))) => {
+            result.profile = Some(p);
+            for w in warnings {
+                tell(emit, Event::Warning { message: format!("profile of {}: {w}", cell.spec.label()) });
+            }
+        }
+        Some(Err(e)) => {
+            tell(emit, Event::Warning { message: format!("no profile for {}: {e}", cell.spec.label()) })
+        }
+        None => {}
+    }
+}
+
 impl Runner {
     fn work_dir(root: &Path, cell: &PlannedCell) -> PathBuf {
         root.join(format!("racehorse-{}-cell{}", std::process::id(), cell.index))
@@ -155,7 +177,8 @@ impl Runner {
         let edges = Arc::new(Mutex::new(Edges::default()));
         let mut hooks: Box<dyn WindowHooks> =
             Box::new(EdgeHooks { root: self.root.clone(), edges: edges.clone() });
-        let profiler = self.profile.as_ref().map(|p| Profiler::start(p, &self.work_root)).transpose()?;
+        let profiler =
+            self.profile.as_ref().map(|p| Profiler::start(p, &self.work_root, cell)).transpose()?;
         if let Some(p) = &profiler {
             hooks = p.hooks(hooks);
         }
@@ -172,14 +195,7 @@ impl Runner {
         let profiled = profiler.map(|p| p.finish(self.profile.as_ref().expect("profiling")));
         ran?;
         cleaned?;
-        match profiled {
-            Some(Ok(p)) => result.profile = Some(p),
-            // The measurement stands; only where its CPU went is unknown.
-            Some(Err(e)) => {
-                tell(emit, Event::Warning { message: format!("no profile for {}: {e}", cell.spec.label()) })
-            }
-            None => {}
-        }
+        store_profile(profiled, cell, emit, result);
         let window =
             ctl.window().ok_or_else(|| EngineError::Failed("the measured window never closed".into()))?;
         let totals = rec.totals();

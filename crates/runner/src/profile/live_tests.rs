@@ -1,4 +1,4 @@
-//! Tests against a real perf: they return early (saying why) where perf is missing or may not
+//! Tests against a real perf (recording, folding, counting): they return early (saying why) where perf is missing or may not
 //! sample system-wide. CI installs perf and runs as root, so there they do run.
 
 use super::*;
@@ -51,7 +51,7 @@ fn records_only_the_window_and_reports_it() {
     let Some(perf) = usable_perf() else { return };
     let dir = tempfile::tempdir().unwrap();
     let t = Instant::now();
-    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ).unwrap();
+    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ, CallGraph::Fp).unwrap();
     eprintln!("start: {:?}", t.elapsed());
     busy_unsampled(Duration::from_millis(300)); // warm-up: sampling off
     let t = Instant::now();
@@ -95,7 +95,7 @@ fn records_only_the_window_and_reports_it() {
 fn dropping_a_recording_leaves_no_perf_behind() {
     let Some(perf) = usable_perf() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ).unwrap();
+    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ, CallGraph::Fp).unwrap();
     rec.enable().unwrap();
     let pid = rec.pid();
     assert!(Path::new(&format!("/proc/{pid}")).exists());
@@ -109,9 +109,52 @@ fn dropping_a_recording_leaves_no_perf_behind() {
 fn a_recording_without_a_window_reports_no_samples() {
     let Some(perf) = usable_perf() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let rec = Recording::start(&perf, dir.path(), FREQ_HZ).unwrap();
+    let rec = Recording::start(&perf, dir.path(), FREQ_HZ, CallGraph::Fp).unwrap();
     let data = rec.finish().unwrap();
     let profile = report(&perf, &data, 10).unwrap();
     assert_eq!(profile.samples, 0);
     assert!(profile.images.is_empty() && profile.symbols.is_empty());
+}
+
+#[test]
+fn a_count_covers_only_the_window() {
+    let Some(perf) = usable_perf() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut count = Counting::start(&perf, dir.path()).unwrap();
+    count.enable().unwrap();
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(1)); // context switches, at least these
+    }
+    count.disable().unwrap();
+    let counters = count.finish().unwrap();
+    let names: Vec<&str> = counters.iter().map(|c| c.event.as_str()).collect();
+    assert_eq!(names, [&HARDWARE[..], &SOFTWARE[..]].concat());
+    let switches = counters.iter().find(|c| c.event == "context-switches").unwrap().count;
+    assert!(switches.is_some_and(|n| n >= 50.0), "{counters:?}");
+    // A count never switched on has nothing.
+    let idle = Counting::start(&perf, &dir.path().join("idle")).unwrap().finish().unwrap();
+    assert!(idle.iter().all(|c| c.count.is_none()), "{idle:?}");
+}
+
+#[test]
+fn call_chains_fold_from_a_real_recording() {
+    let Some(perf) = usable_perf() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut rec = Recording::start(&perf, dir.path(), FREQ_HZ, CallGraph::Fp).unwrap();
+    rec.enable().unwrap();
+    busy_sampled(Duration::from_millis(300));
+    rec.disable().unwrap();
+    let data = rec.finish().unwrap();
+    let folded = fold(&perf, &data).unwrap();
+    let flat = report(&perf, &data, 10).unwrap();
+    assert_eq!(folded.samples, flat.samples, "perf script and perf report count the same samples");
+    let ours: Vec<&String> = folded.stacks.keys().filter(|s| s.contains("::busy_sampled")).collect();
+    assert!(!ours.is_empty(), "{:#?}", folded.stacks);
+    // The thread's name (the test's, cut to 15 bytes by the kernel) first, the outermost
+    // caller next, the sampled function last.
+    let thread: String = "profile::live_tests::call_chains".chars().take(15).collect();
+    let whole = |s: &&String| {
+        s.starts_with(&format!("{thread};")) && s.matches(';').count() >= 2 && s.ends_with("::busy_sampled")
+    };
+    assert!(ours.iter().any(whole), "with a caller: {ours:#?}");
 }

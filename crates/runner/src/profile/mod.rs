@@ -1,20 +1,34 @@
 //! Profiling for `--profile`: where the CPU time went during a cell's measured window, in the
 //! manner of OProfile's `opreport` (images) and `opreport -l` (symbols), done with `perf`.
 //!
-//! A [`Recording`] runs `perf record -a -e cpu-clock` for the whole cell with its events
-//! disabled and switches sampling on and off through perf's control fifo exactly at the
-//! measured window's edges; [`report`] then turns the data file into a
-//! [`Profile`](racehorse_core::profile::Profile) of the top images and symbols.
+//! A [`Recording`] runs `perf record -a -e cpu-clock` (with call chains, [`CallGraph`]) for
+//! the whole cell with its events disabled and switches sampling on and off through perf's
+//! control fifo exactly at the measured window's edges, and a [`Counting`] does the same with
+//! `perf stat`; [`report`] then turns the data file into a
+//! [`Profile`](racehorse_core::profile::Profile) of the top images and symbols, [`fold`] into
+//! its folded call stacks, and the count into its counters.
 
+mod callgraph;
+mod control;
+mod fold;
+mod output;
 mod record;
 mod report;
+mod stat;
 mod sys;
 
 #[cfg(test)]
 mod live_tests;
 
+pub use callgraph::{
+    is_spec_word, parse_spec, probe as probe_callgraph, CallGraph, ProfileSpec, DEFAULT_FREQ_HZ,
+};
+pub use fold::{
+    bounded, fold, fold_text, Folded, Folder, KERNEL_SUFFIX, MAX_STACKS, MAX_STACK_BYTES, MIN_STACK_SHARE,
+};
 pub use record::{Recording, EVENT};
 pub use report::{parse_lines, parse_report, report, summarize, ReportLine, Summary};
+pub use stat::{parse_csv, probe as probe_counters, unsupported_hardware, Counting, HARDWARE, SOFTWARE};
 
 use racehorse_machine::path;
 use std::path::PathBuf;

@@ -1,14 +1,13 @@
 //! Turning a perf data file into the top images and symbols: runs `perf report --stdio` and
 //! parses its text (tab-separated, as [`report`] asks for, or perf's default aligned columns).
 
+use super::output::{output, tail};
 use super::record::EVENT;
 use racehorse_core::profile::{Profile, ProfileEntry};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long `perf report` may run before it is killed.
 const REPORT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -67,48 +66,16 @@ pub fn report_args(data: &Path) -> Vec<OsString> {
 
 /// Runs `perf report` and returns its standard output.
 fn run_report(perf: &Path, data: &Path) -> Result<String, String> {
-    let mut child = Command::new(perf)
-        .args(report_args(data))
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", perf.display()))?;
-    let out = drain(child.stdout.take());
-    let err = drain(child.stderr.take());
-    let deadline = Instant::now() + REPORT_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("perf report took over {} s and was killed", REPORT_TIMEOUT.as_secs()));
-            }
-            Err(e) => return Err(format!("cannot wait for perf report: {e}")),
-        }
-    };
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    if !status.success() {
-        let tail: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-        let tail = tail[tail.len().saturating_sub(8)..].join(" | ");
-        return Err(format!("perf report -i {} failed ({status}): {tail}", data.display()));
+    let out = output(perf, &report_args(data), REPORT_TIMEOUT)?;
+    if !out.status.success() {
+        return Err(format!(
+            "perf report -i {} failed ({}): {}",
+            data.display(),
+            out.status,
+            tail(&out.stderr, 8)
+        ));
     }
-    Ok(out)
-}
-
-/// Reads a child's pipe to the end on its own thread (so neither pipe can fill up and block).
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
+    Ok(out.stdout)
 }
 
 /// The event named in the `# Samples: 1K of event 'cpu-clock'` header.
