@@ -98,16 +98,52 @@ impl Recorder {
 /// A worker's private counter. Call [`WorkerMeter::tick`] between operations and
 /// [`WorkerMeter::count`] after each; only operations that end inside the window count.
 ///
-/// Latencies go into a flat bucket array per operation, found by a short scan that starts at
-/// the operation counted last (engines have a handful of operations, often one at a time), and
-/// become the stored histograms when the worker finishes: no map lookup or allocation per
-/// operation.
+/// Latencies go into [`OpLatencies`] and become the stored histograms when the worker
+/// finishes: no map lookup or allocation per operation.
 pub struct WorkerMeter {
     stats: WorkerStats,
     measuring: bool,
     cpu_start: Option<CpuTime>,
+    latencies: OpLatencies,
+}
+
+/// Latency histograms by operation name for a hot loop: a flat bucket array per operation,
+/// found by checking the operation recorded last first, then a short scan (engines have a
+/// handful of operations). [`OpLatencies::into_map`] gives the stored histograms.
+#[derive(Debug, Default)]
+pub struct OpLatencies {
     ops: Vec<(String, DenseHistogram)>,
-    last_op: usize,
+    last: usize,
+}
+
+impl OpLatencies {
+    /// Records one latency of operation `op`.
+    #[inline]
+    pub fn record(&mut self, op: &str, latency_ns: u64) {
+        let i = self.slot(op);
+        self.ops[i].1.record(latency_ns);
+    }
+
+    #[inline]
+    fn slot(&mut self, op: &str) -> usize {
+        if self.ops.get(self.last).is_some_and(|(name, _)| name == op) {
+            return self.last;
+        }
+        let i = match self.ops.iter().position(|(name, _)| name == op) {
+            Some(i) => i,
+            None => {
+                self.ops.push((op.to_string(), DenseHistogram::new()));
+                self.ops.len() - 1
+            }
+        };
+        self.last = i;
+        i
+    }
+
+    /// The histograms by operation name, as stored.
+    pub fn into_map(self) -> BTreeMap<String, LatencyHistogram> {
+        self.ops.into_iter().map(|(op, h)| (op, h.to_histogram())).collect()
+    }
 }
 
 impl Default for WorkerMeter {
@@ -122,8 +158,7 @@ impl WorkerMeter {
             stats: WorkerStats::default(),
             measuring: false,
             cpu_start: None,
-            ops: Vec::new(),
-            last_op: 0,
+            latencies: OpLatencies::default(),
         }
     }
 
@@ -168,33 +203,14 @@ impl WorkerMeter {
         s.ops += 1;
         s.bytes_read += read;
         s.bytes_written += written;
-        let i = self.op_slot(op);
-        self.ops[i].1.record(latency_ns);
-    }
-
-    /// The index of `op`'s histogram, added on first use.
-    #[inline]
-    fn op_slot(&mut self, op: &str) -> usize {
-        if self.ops.get(self.last_op).is_some_and(|(name, _)| name == op) {
-            return self.last_op;
-        }
-        let i = match self.ops.iter().position(|(name, _)| name == op) {
-            Some(i) => i,
-            None => {
-                self.ops.push((op.to_string(), DenseHistogram::new()));
-                self.ops.len() - 1
-            }
-        };
-        self.last_op = i;
-        i
+        self.latencies.record(op, latency_ns);
     }
 
     /// Submits the counts to the recorder.
     pub fn finish(mut self, rec: &Recorder) {
         self.close_window();
-        for (op, h) in self.ops.drain(..) {
-            let sparse: LatencyHistogram = h.to_histogram();
-            self.stats.latencies.entry(op).or_default().merge(&sparse);
+        for (op, h) in std::mem::take(&mut self.latencies).into_map() {
+            self.stats.latencies.entry(op).or_default().merge(&h);
         }
         rec.submit(self.stats);
     }

@@ -6,6 +6,7 @@
 use super::exec::Executor;
 use super::loadfile::{Loadfile, OpKind};
 use super::mq::{serve, Queue, DONE, END_PASS, GAVE_UP, STOP};
+use crate::recorder::OpLatencies;
 use crate::EngineError;
 use racehorse_core::LatencyHistogram;
 use serde::{Deserialize, Serialize};
@@ -143,10 +144,12 @@ pub fn reader(page: &Page, lf: &Loadfile, q: &(Queue, Queue)) -> ChildReport {
     let mut r = ChildReport { pid: my_pid(), ..ChildReport::default() };
     page.ready.fetch_add(1, Ordering::AcqRel);
     if pass_gate(page) {
-        if let Err(e) = replay(page, lf, q, &mut r) {
+        let mut lat = OpLatencies::default();
+        if let Err(e) = replay(page, lf, q, &mut r, &mut lat) {
             page.failed.store(true, Ordering::Release);
             r.fatal = Some(ChildFatal::of(e));
         }
+        r.latencies = lat.into_map();
     }
     let _ = q.0.send_unless(STOP, &|| page.failed.load(Ordering::Acquire));
     r
@@ -161,6 +164,7 @@ fn replay(
     lf: &Loadfile,
     (req, rep): &(Queue, Queue),
     r: &mut ChildReport,
+    lat: &mut OpLatencies,
 ) -> Result<(), EngineError> {
     let give_up = || page.failed.load(Ordering::Acquire);
     loop {
@@ -183,14 +187,7 @@ fn replay(
                 }
                 r.units += bytes as f64;
                 r.ops += 1;
-                match r.latencies.get_mut(op.kind.name()) {
-                    Some(h) => h.record(ns),
-                    None => {
-                        let mut h = LatencyHistogram::new();
-                        h.record(ns);
-                        r.latencies.insert(op.kind.name().to_string(), h);
-                    }
-                }
+                lat.record(op.kind.name(), ns);
             }
         }
         req.send_unless(END_PASS, &give_up)?;
