@@ -10,6 +10,7 @@
 pub(crate) mod catalogue;
 pub(crate) mod compare;
 pub(crate) mod envdiff;
+pub mod flame;
 pub mod history;
 pub(crate) mod model;
 pub(crate) mod overall;
