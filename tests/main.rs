@@ -13,6 +13,7 @@ mod disk_cli;
 mod faults47_cli;
 mod faults47_files;
 mod fileserver_procs_cli;
+mod flame_cli;
 mod fleet_cli;
 mod fleet_hosts;
 mod fleet_pg;

@@ -86,6 +86,10 @@ pub enum Command {
     Hide(crate::args_history::HideArgs),
     /// Report one run: every workload with tables and charts, and the environment
     Report(ReportArgs),
+    /// One profiled point's call stacks: its hottest frames with their callers, or a
+    /// standalone flame graph (--svg FILE)
+    #[command(after_help = crate::args_profile::PROFILE_EXAMPLES)]
+    Profile(crate::args_profile::ProfileArgs),
     /// Load a run's JSON export (from this or another store) as a new run, or cells that a run
     /// kept outside the store (the store could not be written) back in
     Import(ImportArgs),

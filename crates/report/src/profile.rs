@@ -3,6 +3,7 @@
 //! shrank between two of them, in percentage points of all samples. Comparing the profiles
 //! of two runs point by point is [`crate::compare::profiles`]'s.
 
+use crate::flame::FrameTree;
 use racehorse_core::{CellResult, Profile, ProfileEntry};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -25,6 +26,8 @@ pub struct Merged {
     pub samples: u64,
     pub images: Vec<Share>,
     pub symbols: Vec<Share>,
+    /// The windows' call stacks merged into a frame tree, when they were recorded.
+    pub flame: Option<FrameTree>,
 }
 
 /// Means per (image, symbol) over `n` windows; an entry missing from a window's top list
@@ -57,6 +60,7 @@ pub fn merge(cells: &[&CellResult]) -> Option<Merged> {
         samples: profiles.iter().map(|p| p.samples).sum(),
         images: mean_shares(profiles.iter().map(|p| p.images.as_slice()), n),
         symbols: mean_shares(profiles.iter().map(|p| p.symbols.as_slice()), n),
+        flame: FrameTree::from_cells(cells),
     })
 }
 

@@ -5,13 +5,16 @@
 
 pub(crate) mod diff;
 pub(crate) mod layout;
-pub(crate) mod svg;
+pub mod points;
+pub mod svg;
 pub(crate) mod tree;
 
 #[cfg(test)]
 mod tests;
 
 pub use diff::{frame_changes, FrameChange};
+pub use points::{profiled_points, top_frames_text, ProfiledPoint};
+pub use svg::standalone;
 pub use tree::FrameTree;
 
 use crate::units::{num, unit_view};

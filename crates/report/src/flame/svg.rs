@@ -62,7 +62,7 @@ pub fn flame_svg(tree: &FrameTree, title: &str, paint: &Paint) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flame\" width=\"{w}\" height=\"{height}\" \
          viewBox=\"0 0 {w} {height}\" font-family=\"monospace\" font-size=\"{FONT_PX}\">\n\
          <style>.fr:hover rect{{stroke:#000;stroke-width:1}}</style>\n\
-         <title>{t}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n\
+         <title>{t}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n\
          <text x=\"{cx}\" y=\"16\" text-anchor=\"middle\" font-size=\"14\">{t}</text>\n\
          <text x=\"{cx}\" y=\"31\" text-anchor=\"middle\" fill=\"#555\">{legend}</text>\n",
         w = WIDTH_PX,
@@ -82,7 +82,7 @@ pub fn flame_svg(tree: &FrameTree, title: &str, paint: &Paint) -> String {
         );
         let _ = write!(
             out,
-            "<g class=\"fr\"><title>{}</title><rect x=\"{:.2}\" y=\"{y}\" width=\"{:.2}\" height=\"{}\" fill=\"{}\" rx=\"2\"/>",
+            "<g class=\"fr\"><title>{}</title><rect x=\"{:.2}\" y=\"{y}\" width=\"{:.2}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"0.5\" rx=\"2\"/>",
             escape(&hover),
             r.x_px,
             r.w_px,
