@@ -12,7 +12,7 @@ pub const MIN_FRAME_PX: f64 = 1.0;
 /// Frames deeper than this are not drawn.
 pub const MAX_DEPTH: usize = 96;
 /// At most this many rectangles per graph.
-pub const MAX_FRAMES: usize = 4000;
+pub const MAX_FRAMES: usize = 2000;
 
 /// One frame's rectangle, in pixels from the left; `depth` 0 is the root.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! The profiled points of one run for `racehorse profile`: each point's windows merged into
 //! a frame tree, named so a user can pick one, and its hottest frames as text.
 
-use crate::flame::FrameTree;
+use crate::flame::tree::FrameTree;
 use crate::model::{group_cells, shown, table_title, Side};
 use crate::units::{num, unit_view};
 use racehorse_core::WorkUnit;
