@@ -127,3 +127,50 @@ fn judge(base: &[f64], new: &[f64], higher_better: bool) -> String {
     };
     format!("{:>18}", format!("{} {verdict}{mark}", crate::units::ratio(r)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use racehorse_core::{CellSpec, Counter, Profile, WorkUnit};
+
+    fn cell(units: f64, counts: &[(&str, Option<f64>)]) -> CellResult {
+        let spec =
+            CellSpec { workload: "w".into(), params: Default::default(), variant: "default".into(), rep: 1 };
+        let mut c = CellResult::empty(spec, WorkUnit::Ops);
+        c.units = units;
+        let counters = counts.iter().map(|(e, n)| Counter { event: e.to_string(), count: *n }).collect();
+        c.profile = Some(Profile { counters, ..Profile::default() });
+        c
+    }
+
+    #[test]
+    fn counters_compare_per_unit_with_their_direction() {
+        let base: Vec<CellResult> = (0..3)
+            .map(|i| cell(1000.0, &[("instructions", Some(4e6 + f64::from(i))), ("cycles", Some(2e6))]))
+            .collect();
+        // Twice the units, the same counts: half the instructions per unit (better), same IPC.
+        let new: Vec<CellResult> = (0..3)
+            .map(|i| cell(2000.0, &[("instructions", Some(4e6 + f64::from(i))), ("cycles", Some(1e6))]))
+            .collect();
+        let (b, n): (Vec<&CellResult>, Vec<&CellResult>) = (base.iter().collect(), new.iter().collect());
+        let t = counters_text(&b, &n);
+        let line =
+            |what: &str| t.lines().find(|l| l.ends_with(what)).unwrap_or_else(|| panic!("{what}: {t}"));
+        assert!(line("instructions per unit").contains("0.500 better*"), "{t}");
+        assert!(line("cycles per unit").contains("0.250 better*"), "{t}");
+        assert!(line("IPC (instructions per cycle)").contains("2.00 better*"), "more IPC is better: {t}");
+        assert!(!t.contains("not supported"));
+    }
+
+    #[test]
+    fn an_unsupported_counter_is_said_once_never_zero() {
+        let base = [cell(10.0, &[("cycles", None), ("instructions", None), ("page-faults", Some(5.0))])];
+        let new = [cell(10.0, &[("cycles", None), ("instructions", None), ("page-faults", Some(10.0))])];
+        let t = counters_text(&base.iter().collect::<Vec<_>>(), &new.iter().collect::<Vec<_>>());
+        assert_eq!(t.matches("not supported on this machine").count(), 1, "{t}");
+        assert!(t.contains("instructions, cycles: not supported on this machine"), "{t}");
+        assert!(!t.contains("IPC") && !t.contains("cycles per unit"), "{t}");
+        assert!(t.contains("2.00 worse?") && t.contains("page faults per unit"), "one window a side: {t}");
+        assert!(counters_text(&[], &[]).is_empty());
+    }
+}
