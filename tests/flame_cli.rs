@@ -81,6 +81,8 @@ fn profile_lists_frames_and_writes_a_standalone_svg() {
     } else {
         eprintln!("skipped: the SVG's XML check needs chromium (apt-get install chromium)");
     }
+    let show = text(&sb.run(&["show", "base"]));
+    assert!(show.contains("call stacks of 3000 samples: `racehorse profile`"), "{show}");
     store_run(&sb.db(), "flat", 300, false);
     let o = sb.run(&["profile", "flat", "clients=1"]);
     assert_eq!(o.status.code(), Some(2));

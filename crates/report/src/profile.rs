@@ -110,10 +110,20 @@ pub fn name_of(image: &str, symbol: &Option<String>) -> String {
 pub fn profile_text(title: &str, m: &Merged, top: usize) -> String {
     let mut out = format!("{title}: {} samples of {} in {} window(s)\n", m.samples, m.event, m.windows);
     for (what, list) in [("images", &m.images), ("symbols", &m.symbols)] {
+        if list.is_empty() {
+            continue;
+        }
         let _ = writeln!(out, "  {:>7}  {what}", "share %");
         for s in list.iter().take(top) {
             let _ = writeln!(out, "  {:>7.2}  {}", s.pct, name_of(&s.image, &s.symbol));
         }
+    }
+    if let Some(t) = &m.flame {
+        let _ = writeln!(
+            out,
+            "  call stacks of {} samples: `racehorse profile` lists the hottest frames, `report -o FILE.html` draws them",
+            t.frames[0].samples
+        );
     }
     out
 }

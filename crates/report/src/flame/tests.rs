@@ -157,3 +157,32 @@ fn new_only_frames_are_grey_and_gone_ones_are_listed() {
     let same = changes.iter().find(|c| c.new_frame == new.find(&["p", "same"])).unwrap();
     assert!(same.colour().starts_with("rgb(255,"), "10% more is a light red: {}", same.colour());
 }
+
+proptest::proptest! {
+    #[test]
+    fn any_stacks_lay_out_inside_their_parents(
+        stacks in proptest::collection::vec((proptest::collection::vec(0u8..6, 1..12), 1u64..5000), 1..60)
+    ) {
+        let lines: Vec<FoldedStack> = stacks
+            .iter()
+            .map(|(path, n)| FoldedStack {
+                stack: path.iter().map(|f| format!("f{f}")).collect::<Vec<_>>().join(";"),
+                samples: *n,
+            })
+            .collect();
+        let t = FrameTree::from_folded(&lines);
+        let total: u64 = lines.iter().map(|s| s.samples).sum();
+        proptest::prop_assert_eq!(t.frames[0].samples, total);
+        let l = layout(&t, WIDTH_PX);
+        proptest::prop_assert!(l.rects.len() <= layout::MAX_FRAMES);
+        let at: std::collections::HashMap<usize, &layout::Rect> = l.rects.iter().map(|r| (r.frame, r)).collect();
+        for r in &l.rects {
+            proptest::prop_assert!(r.x_px >= -1e-9 && r.x_px + r.w_px <= WIDTH_PX + 1e-6);
+            if let Some(p) = t.frames[r.frame].parent {
+                let p = at[&p];
+                proptest::prop_assert!(r.x_px >= p.x_px - 1e-6 && r.x_px + r.w_px <= p.x_px + p.w_px + 1e-6);
+                proptest::prop_assert_eq!(r.depth, p.depth + 1);
+            }
+        }
+    }
+}
