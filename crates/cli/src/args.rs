@@ -40,7 +40,7 @@ pub const RUN_EXAMPLES: &str = "Examples:
 )]
 pub struct Cli {
     /// SQLite database (default: $XDG_DATA_HOME/racehorse/racehorse.db), or for `load`,
-    /// `list`, `show`, `export`, `compare` and `report` a central PostgreSQL database:
+    /// `list`, `show`, `export`, `compare`, `report` and `profile` a central PostgreSQL database:
     /// postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=require] (password also from PGPASSWORD)
     #[arg(long, global = true, env = "RACEHORSE_DB")]
     pub db: Option<PathBuf>,

@@ -3,6 +3,7 @@
 
 use crate::args::Cli;
 use crate::args_profile::ProfileArgs;
+use crate::cmd_central::central_url;
 use crate::cmd_compare::load_side;
 use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
@@ -36,8 +37,11 @@ fn pick(points: Vec<ProfiledPoint>, query: Option<&str>, run: &str) -> Result<Pr
 }
 
 pub fn profile(cli: &Cli, a: &ProfileArgs) -> CmdResult {
-    let store = open_store_read_only(cli)?;
-    let side = load_side(&store, &a.run, false)?;
+    let (store, key) = match central_url(cli) {
+        Some(url) => crate::cmd_central::one_run(&url, &a.run)?,
+        None => (open_store_read_only(cli)?, a.run.clone()),
+    };
+    let side = load_side(&store, &key, false)?;
     let points = profiled_points(&side);
     if points.is_empty() {
         return Err(Failure::usage(format!(
