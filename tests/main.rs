@@ -14,6 +14,7 @@ mod env_noise_cli;
 mod faults47_cli;
 mod faults47_files;
 mod fileserver_procs_cli;
+mod flame_cli;
 mod fleet_cli;
 mod fleet_hosts;
 mod fleet_pg;

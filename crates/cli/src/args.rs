@@ -40,7 +40,7 @@ pub const RUN_EXAMPLES: &str = "Examples:
 )]
 pub struct Cli {
     /// SQLite database (default: $XDG_DATA_HOME/racehorse/racehorse.db), or for `load`,
-    /// `list`, `show`, `export`, `compare` and `report` a central PostgreSQL database:
+    /// `list`, `show`, `export`, `compare`, `report` and `profile` a central PostgreSQL database:
     /// postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=require] (password also from PGPASSWORD)
     #[arg(long, global = true, env = "RACEHORSE_DB")]
     pub db: Option<PathBuf>,
@@ -87,6 +87,10 @@ pub enum Command {
     Hide(crate::args_history::HideArgs),
     /// Report one run: every workload with tables and charts, and the environment
     Report(ReportArgs),
+    /// One profiled point's call stacks: its hottest frames with their callers, or a
+    /// standalone flame graph (--svg FILE)
+    #[command(after_help = crate::args_profile::PROFILE_EXAMPLES)]
+    Profile(crate::args_profile::ProfileArgs),
     /// Load a run's JSON export (from this or another store) as a new run, or cells that a run
     /// kept outside the store (the store could not be written) back in
     Import(ImportArgs),

@@ -24,7 +24,7 @@ pub const EXIT_REGRESSION: u8 = 3;
 /// key that names a run of the main store is always that run.
 /// `series`: also read samples (the one-run report's monitor chart); latency histograms are
 /// always read (compare compares their percentiles).
-fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
+pub(crate) fn load_side(store: &Store, key: &str, series: bool) -> Result<Side, Failure> {
     let Some((path, run_key)) = other_store(store, key) else { return load_side_in(store, key, series) };
     let other = Store::open_read_only(path)
         .map_err(|e| Failure::usage(format!("{key}: {} is not a racehorse store: {e}", path.display())))?;
@@ -215,7 +215,11 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
         }
         ReportFormat::Csv => compare_csv(&c),
         ReportFormat::Json => compare_json(&c),
-        ReportFormat::Html => racehorse_report::compare_html(&c, view),
+        ReportFormat::Html => {
+            let flames =
+                news.iter().flat_map(|n| racehorse_report::compare_profiles_blocks(&base, n, PROFILE_TOP));
+            racehorse_report::compare_html_with(&c, view, flames.collect())
+        }
     };
     emit(&text, a.output.as_deref())?;
     Ok(gate(&c, a.fail_on_regression))

@@ -14,6 +14,7 @@ mod args;
 mod args_bisect;
 mod args_history;
 mod args_plugd;
+mod args_profile;
 mod bisect_answer;
 mod bisect_profile;
 mod bisect_step;
@@ -25,6 +26,7 @@ mod cmd_docs;
 mod cmd_history;
 mod cmd_import;
 mod cmd_plugd;
+mod cmd_profile;
 mod cmd_run;
 mod cmd_serve;
 mod cmd_show;
@@ -121,6 +123,7 @@ fn main() -> ExitCode {
         Command::Man(a) => cmd_docs::man(a),
         Command::Compare(a) => cmd_compare::compare(&cli, a),
         Command::Report(a) => cmd_compare::report(&cli, a),
+        Command::Profile(a) => cmd_profile::profile(&cli, a),
         Command::History(a) => cmd_history::history(&cli, a),
         Command::Bisect(a) => cmd_bisect::bisect(&cli, a),
         Command::Alerts(a) => cmd_history::alerts(&cli, a),

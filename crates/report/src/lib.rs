@@ -10,6 +10,7 @@
 pub(crate) mod catalogue;
 pub(crate) mod compare;
 pub(crate) mod envdiff;
+pub mod flame;
 pub mod history;
 pub(crate) mod model;
 pub(crate) mod overall;
@@ -30,7 +31,7 @@ pub use compare::dimension::{slice_sides, split_run, By, DimensionError};
 pub use compare::formats::{compare_csv, compare_json};
 pub use compare::gate::{regressions, Regression};
 pub use compare::metric::CompareOptions;
-pub use compare::profiles::compare_profiles_text;
+pub use compare::profiles::{compare_profiles_blocks, compare_profiles_text};
 pub use model::{Metric, Scope, Side, Verdict};
 pub use run::areas::areas_text;
 pub use run::json::show_json;
@@ -50,6 +51,14 @@ pub fn compare_markdown(c: &Comparison, view: View) -> String {
 /// Self-contained HTML of a comparison, with charts.
 pub fn compare_html(c: &Comparison, view: View) -> String {
     let blocks = compare::layout::compare_doc(c, view, &|t| compare_charts(c, t));
+    html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
+}
+
+/// Self-contained HTML of a comparison with `extra` blocks after it (the profiles'
+/// differential flame graphs, [`compare_profiles_blocks`]).
+pub fn compare_html_with(c: &Comparison, view: View, extra: Vec<doc::Block>) -> String {
+    let mut blocks = compare::layout::compare_doc(c, view, &|t| compare_charts(c, t));
+    blocks.extend(extra);
     html::page(&blocks.first().map_or_else(String::new, title_of), &blocks)
 }
 

@@ -3,6 +3,7 @@
 //! shrank between two of them, in percentage points of all samples. Comparing the profiles
 //! of two runs point by point is [`crate::compare::profiles`]'s.
 
+use crate::flame::FrameTree;
 use racehorse_core::{CellResult, Profile, ProfileEntry};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -25,6 +26,8 @@ pub struct Merged {
     pub samples: u64,
     pub images: Vec<Share>,
     pub symbols: Vec<Share>,
+    /// The windows' call stacks merged into a frame tree, when they were recorded.
+    pub flame: Option<FrameTree>,
 }
 
 /// Means per (image, symbol) over `n` windows; an entry missing from a window's top list
@@ -57,6 +60,7 @@ pub fn merge(cells: &[&CellResult]) -> Option<Merged> {
         samples: profiles.iter().map(|p| p.samples).sum(),
         images: mean_shares(profiles.iter().map(|p| p.images.as_slice()), n),
         symbols: mean_shares(profiles.iter().map(|p| p.symbols.as_slice()), n),
+        flame: FrameTree::from_cells(cells),
     })
 }
 
@@ -106,10 +110,20 @@ pub fn name_of(image: &str, symbol: &Option<String>) -> String {
 pub fn profile_text(title: &str, m: &Merged, top: usize) -> String {
     let mut out = format!("{title}: {} samples of {} in {} window(s)\n", m.samples, m.event, m.windows);
     for (what, list) in [("images", &m.images), ("symbols", &m.symbols)] {
+        if list.is_empty() {
+            continue;
+        }
         let _ = writeln!(out, "  {:>7}  {what}", "share %");
         for s in list.iter().take(top) {
             let _ = writeln!(out, "  {:>7.2}  {}", s.pct, name_of(&s.image, &s.symbol));
         }
+    }
+    if let Some(t) = &m.flame {
+        let _ = writeln!(
+            out,
+            "  call stacks of {} samples: `racehorse profile` lists the hottest frames, `report -o FILE.html` draws them",
+            t.frames[0].samples
+        );
     }
     out
 }

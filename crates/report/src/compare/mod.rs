@@ -6,9 +6,11 @@
 pub(crate) mod cell;
 pub(crate) mod charts;
 pub(crate) mod comparison;
+pub(crate) mod counters;
 pub(crate) mod dimension;
 pub(crate) mod flat;
 pub(crate) mod formats;
+pub(crate) mod frames;
 pub(crate) mod gate;
 pub(crate) mod item_layout;
 pub(crate) mod items;

@@ -1,10 +1,14 @@
 //! Where the CPU time went, base against new: for every point profiled on both sides, the
-//! images and symbols whose share of the samples grew or shrank most (`compare`'s text after
-//! its tables).
+//! images and symbols whose share of the samples grew or shrank most, the frames whose own
+//! CPU time per unit of work moved most (with their callers), the counters per unit, and in
+//! HTML the new side's flame graph coloured by the change per unit.
 
+use crate::compare::counters::counters_text;
+use crate::compare::frames::frames_text;
 use crate::model::{group_cells, GroupKey, Side};
-use crate::profile::{changes, merge, name_of};
-use racehorse_core::CellResult;
+use crate::profile::{changes, merge, name_of, Merged};
+use crate::render::doc::Block;
+use racehorse_core::{CellResult, WorkUnit};
 use std::fmt::Write;
 
 fn point_name(k: &GroupKey) -> String {
@@ -13,44 +17,112 @@ fn point_name(k: &GroupKey) -> String {
         .iter()
         .map(|(n, v)| format!("{n}={}", racehorse_core::params::display_value(n, v)))
         .collect();
-    format!("{} {}", k.workload, params.join(" "))
+    format!("{} {}", k.workload, params.join(" ")).trim_end().to_string()
+}
+
+/// One point profiled on both sides.
+struct Point<'a> {
+    key: GroupKey,
+    unit: WorkUnit,
+    base: Merged,
+    new: Merged,
+    base_cells: Vec<&'a CellResult>,
+    new_cells: Vec<&'a CellResult>,
+}
+
+fn picked(s: &Side) -> Vec<CellResult> {
+    s.cells.iter().filter(|c| s.variant.as_ref().is_none_or(|v| &c.spec.variant == v)).cloned().collect()
+}
+
+/// The points profiled on both sides, in point order.
+fn points<'a>(b_cells: &'a [CellResult], n_cells: &'a [CellResult]) -> Vec<Point<'a>> {
+    let (b, n) = (group_cells(b_cells, false), group_cells(n_cells, false));
+    let mut out = Vec::new();
+    for (key, bg) in b {
+        let Some(ng) = n.get(&key) else { continue };
+        let (Some(bm), Some(nm)) = (merge(&bg.ok), merge(&ng.ok)) else { continue };
+        out.push(Point {
+            unit: bg.unit,
+            base: bm,
+            new: nm,
+            base_cells: bg.ok,
+            new_cells: ng.ok.clone(),
+            key,
+        });
+    }
+    out
+}
+
+fn point_text(p: &Point, top: usize) -> String {
+    let mut out = String::new();
+    for (what, list) in [
+        ("images", changes(&p.base.images, &p.new.images, top)),
+        ("symbols", changes(&p.base.symbols, &p.new.symbols, top)),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ =
+            writeln!(out, "  {:>7}  {:>7}  {:>7}  {what} by share of samples", "base %", "new %", "change");
+        for c in list {
+            let _ = writeln!(
+                out,
+                "  {:>7.2}  {:>7.2}  {:>+7.2}  {}",
+                c.base_pct,
+                c.new_pct,
+                c.delta_pp(),
+                name_of(&c.image, &c.symbol)
+            );
+        }
+    }
+    if let (Some(b), Some(n)) = (&p.base.flame, &p.new.flame) {
+        out.push_str(&frames_text(b, n, p.unit, top));
+    } else if p.base.flame.is_some() || p.new.flame.is_some() {
+        out.push_str(
+            "  call stacks were recorded on one side only: record both with --profile callgraph=fp\n",
+        );
+    }
+    out.push_str(&counters_text(&p.base_cells, &p.new_cells));
+    out
 }
 
 /// For every point profiled on both sides: the images and symbols whose share grew or
-/// shrank most. Empty when no point was profiled on both.
+/// shrank most, the frames that moved most per unit of work, and the counters per unit.
+/// Empty when no point was profiled on both.
 pub fn compare_profiles_text(base: &Side, new: &Side, top: usize) -> String {
-    let pick = |s: &Side| -> Vec<CellResult> {
-        s.cells.iter().filter(|c| s.variant.as_ref().is_none_or(|v| &c.spec.variant == v)).cloned().collect()
-    };
-    let (b_cells, n_cells) = (pick(base), pick(new));
-    let (b, n) = (group_cells(&b_cells, false), group_cells(&n_cells, false));
+    let (b_cells, n_cells) = (picked(base), picked(new));
     let mut out = String::new();
-    for (key, bg) in &b {
-        let (Some(bm), Some(nm)) = (merge(&bg.ok), n.get(key).and_then(|g| merge(&g.ok))) else { continue };
+    for p in points(&b_cells, &n_cells) {
         let _ = writeln!(
             out,
-            "\nProfile changes, {} (share of samples: base → new, change in points)",
-            point_name(key)
+            "\nProfile changes, {} (shares: base → new, change in points; per unit: base → new, ratio)",
+            point_name(&p.key)
         );
-        for (what, list) in [
-            ("images", changes(&bm.images, &nm.images, top)),
-            ("symbols", changes(&bm.symbols, &nm.symbols, top)),
-        ] {
-            let _ = writeln!(out, "  {:>7}  {:>7}  {:>7}  {what}", "base %", "new %", "change");
-            for c in list {
-                let _ = writeln!(
-                    out,
-                    "  {:>7.2}  {:>7.2}  {:>+7.2}  {}",
-                    c.base_pct,
-                    c.new_pct,
-                    c.delta_pp(),
-                    name_of(&c.image, &c.symbol)
-                );
-            }
-        }
+        out.push_str(&point_text(&p, top));
     }
     if !out.is_empty() {
         out.insert_str(0, &format!("\nWhere the CPU time went: {} → {}\n", base.name(), new.name()));
+    }
+    out
+}
+
+/// The same as blocks of an HTML page: per point a heading, the new side's flame graph
+/// coloured by the change per unit of work (when both sides have call stacks), and the text.
+pub fn compare_profiles_blocks(base: &Side, new: &Side, top: usize) -> Vec<Block> {
+    let (b_cells, n_cells) = (picked(base), picked(new));
+    let mut out = Vec::new();
+    for p in points(&b_cells, &n_cells) {
+        let name = point_name(&p.key);
+        out.push(Block::Heading(
+            2,
+            format!("Where the CPU time went, {name}: {} → {}", base.name(), new.name()),
+        ));
+        if let (Some(b), Some(n)) = (&p.base.flame, &p.new.flame) {
+            let title =
+                format!("{name}: {} coloured by CPU per unit of work against {}", new.name(), base.name());
+            out.push(Block::Chart(crate::flame::diff_chart(b, n, &title, p.unit)));
+        }
+        out.push(Block::Pre(point_text(&p, top).trim_end().to_string()));
     }
     out
 }

@@ -236,6 +236,15 @@ fn section_blocks(r: &RunReport, s: &Section, opts: ShowOptions, report: Option<
         if let Some(m) = &row.profile {
             let text = profile_text(&format!("profile of #{}", i + 1), m, PROFILE_TOP);
             out.push(Block::Pre(text.trim_end_matches('\n').to_string()));
+            if let (Some(tree), Some(_)) = (&m.flame, &report) {
+                let title = format!(
+                    "flame graph of #{}: {} {}",
+                    i + 1,
+                    s.workload,
+                    params_label(&row.params, &columns)
+                );
+                out.push(Block::Chart(crate::flame::flame_chart(tree, title.trim_end(), s.unit)));
+            }
         }
     }
     out
