@@ -46,7 +46,7 @@ fn cannot_run(need_root: bool) -> Option<String> {
         return None;
     };
     assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "the fleet test {why}");
-    eprintln!("skipped: the fleet test {why}");
+    racehorse_testkit::skip!("the fleet test {why}");
     Some(why)
 }
 

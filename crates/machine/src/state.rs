@@ -355,11 +355,11 @@ mod tests {
         let _l = cgroup::machine_lock();
         let root = SysRoot::host();
         let Ok(found) = cgroup::detect_memory_cgroup(&root) else {
-            println!("skipped: no memory cgroup");
+            racehorse_testkit::skip!("no memory cgroup");
             return;
         };
         if crate::root::euid() != 0 || !crate::cpuctl::writable(&found.dir) {
-            println!("skipped: needs root and a writable {}", found.dir.display());
+            racehorse_testkit::skip!("needs root and a writable {}", found.dir.display());
             return;
         }
         let sleeper = std::process::Command::new("sleep").arg("30").spawn().expect("spawn sleep");
