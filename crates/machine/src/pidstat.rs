@@ -5,32 +5,32 @@
 
 use std::path::Path;
 
-/// The fields of a stat line that racehorse reads (proc(5) numbering in brackets).
+/// The fields of a stat line that racehorse reads (numbered as in proc(5)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PidStat {
-    /// [1] the process (or thread) id.
+    /// Field 1: the process (or thread) id.
     pub pid: u32,
-    /// [2] the command name, without its parentheses.
+    /// Field 2: the command name, without its parentheses.
     pub comm: String,
-    /// [3] R, S, D, Z, T, t, X, I …
+    /// Field 3: R, S, D, Z, T, t, X, I …
     pub state: char,
-    /// [4] the parent's pid.
+    /// Field 4: the parent's pid.
     pub ppid: u32,
-    /// [5] the process group.
+    /// Field 5: the process group.
     pub pgrp: i32,
-    /// [9] the kernel's `PF_*` flags.
+    /// Field 9: the kernel's `PF_*` flags.
     pub flags: u64,
-    /// [14] user-mode CPU, in clock ticks.
+    /// Field 14: user-mode CPU, in clock ticks.
     pub utime_ticks: u64,
-    /// [15] kernel-mode CPU, in clock ticks.
+    /// Field 15: kernel-mode CPU, in clock ticks.
     pub stime_ticks: u64,
-    /// [16] user-mode CPU of the children it waited for, in clock ticks (negative read as 0).
+    /// Field 16: user-mode CPU of the children it waited for, in clock ticks (negative read as 0).
     pub cutime_ticks: u64,
-    /// [17] kernel-mode CPU of the children it waited for, in clock ticks (negative read as 0).
+    /// Field 17: kernel-mode CPU of the children it waited for, in clock ticks (negative read as 0).
     pub cstime_ticks: u64,
-    /// [22] the start time, in clock ticks since boot (tells a reused pid apart).
+    /// Field 22: the start time, in clock ticks since boot (tells a reused pid apart).
     pub start_ticks: u64,
-    /// [43] time spent running a guest's vCPU, in clock ticks; None on kernels without it.
+    /// Field 43: time spent running a guest's vCPU, in clock ticks; None on kernels without it.
     pub guest_ticks: Option<u64>,
 }
 
