@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 /// where the server binaries are not installed. Dropping the cluster stops and removes it.
 pub fn central_db(dir: &Path) -> Option<(Cluster, String)> {
     if let Err(e) = bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries ({e})");
         return None;
     }
     let c = Cluster::start(dir, &ClusterOptions::default()).expect("start a PostgreSQL cluster");

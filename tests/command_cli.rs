@@ -81,3 +81,47 @@ fn usage_errors_stop_before_anything_runs() {
         assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
     }
 }
+
+/// Issue 46: the figure is the group named `value`, else the first group that took part in
+/// the match; a match whose groups all stayed empty fails its cell naming the empty group.
+#[test]
+fn the_figure_is_the_value_group_or_the_first_group_that_matched() {
+    // Runs as root share the machine's restore state with the machine tests.
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    for (label, regex, want) in
+        [("first", "regex:=(a|b)*score: (\\d+)", 42.0), ("named", "regex:=(\\w+) (?P<value>\\d+)", 7.0)]
+    {
+        let o = sb.run(&[
+            "run",
+            "command",
+            "--label",
+            label,
+            "--quiet",
+            "-o",
+            regex,
+            "--",
+            "echo",
+            "score: 42 ops 7",
+        ]);
+        assert!(o.status.success(), "{label}: {}", text(&o));
+        let cells = export(&sb, label)["cells"].as_array().expect("cells").clone();
+        assert_eq!(cells[0]["extra"]["figure"].as_f64(), Some(want), "{label}: {}", cells[0]);
+    }
+    let o = sb.run(&[
+        "run",
+        "command",
+        "--label",
+        "empty",
+        "--quiet",
+        "-o",
+        "regex:=n=(\\d+)?;",
+        "--",
+        "echo",
+        "n=;",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "the cell failed: {}", text(&o));
+    let cells = export(&sb, "empty")["cells"].as_array().expect("cells").clone();
+    let err = cells[0]["error"].as_str().expect("error");
+    assert!(err.contains("its group 1 took part in no match"), "{err}");
+}

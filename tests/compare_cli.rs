@@ -156,7 +156,9 @@ fn html_reports_load_cleanly_in_a_real_browser() {
             std::env::var_os("RACEHORSE_REQUIRE_BROWSER").is_none(),
             "RACEHORSE_REQUIRE_BROWSER is set but chromium is not installed"
         );
-        eprintln!("skipped: chromium not installed (scripts/test.sh installs it: apt-get install chromium)");
+        racehorse_testkit::skip!(
+            "chromium not installed (scripts/test.sh installs it: apt-get install chromium)"
+        );
         return;
     };
     let sb = Sandbox::new();

@@ -136,7 +136,7 @@ fn the_deb_installs_runs_and_purges() {
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "the package test must run here: {why}"
         );
-        eprintln!("skipped: {why}");
+        racehorse_testkit::skip!("{why}");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

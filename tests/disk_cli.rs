@@ -53,7 +53,7 @@ fn diskio_runs_are_stored_and_compare_with_an_overall_row() {
 fn fio_runs_on_the_same_axes() {
     if std::process::Command::new("fio").arg("--version").output().is_err() {
         assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "fio is required here");
-        eprintln!("skipped: fio is not installed (scripts/test.sh installs it)");
+        racehorse_testkit::skip!("fio is not installed (scripts/test.sh installs it)");
         return;
     }
     let _m = machine_lock();
@@ -98,7 +98,7 @@ fn impossible_disk_cells_are_refused_before_writing() {
 fn writing_a_block_device_needs_destructive() {
     let _m = crate::common::machine_lock();
     let Some(lo) = crate::common::Loop::new() else {
-        eprintln!("skipped: needs root and losetup to make a loop device (CI runs as root)");
+        racehorse_testkit::skip!("needs root and losetup to make a loop device (CI runs as root)");
         return;
     };
     let sb = Sandbox::new();

@@ -43,7 +43,7 @@ fn quick_run(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
 fn issue47_second_sigint_restores_the_machine() {
     let _m = machine_lock();
     if !is_root() {
-        eprintln!("skipped: the variant's sysctl needs root (CI runs as root)");
+        racehorse_testkit::skip!("the variant's sysctl needs root (CI runs as root)");
         return;
     }
     let _as_found = MachineAsFound { swappiness: swappiness() };

@@ -138,7 +138,7 @@ impl Drop for Tiny {
 #[test]
 fn issue47_output_onto_a_full_disk_keeps_the_old_file() {
     if !is_root() {
-        eprintln!("skipped: mounting a tiny tmpfs needs root (CI runs as root)");
+        racehorse_testkit::skip!("mounting a tiny tmpfs needs root (CI runs as root)");
         return;
     }
     let sb = Sandbox::new();

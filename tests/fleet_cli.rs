@@ -46,7 +46,7 @@ fn cannot_run(need_root: bool) -> Option<String> {
         return None;
     };
     assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "the fleet test {why}");
-    eprintln!("skipped: the fleet test {why}");
+    racehorse_testkit::skip!("the fleet test {why}");
     Some(why)
 }
 
@@ -234,6 +234,8 @@ fn a_campaign_on_four_hosts_survives_a_dead_host_and_lands_in_postgres() {
     assert!(leaked.is_empty(), "the token is in {leaked:?}");
     assert!(fleet.sshd_pids(3).is_empty() && !fleet.sshd_pids(0).is_empty(), "only h4's sshd was killed");
     let results = tmp.join("results").join(&campaign);
+    let in_tree = ["results", "plays/results"].map(|d| dist().join(d).join(&campaign));
+    assert!(!in_tree.iter().any(|d| d.exists()), "the campaign wrote into the source tree: {in_tree:?}");
     check_manifest(&read_json(&results.join("manifest.json")), &campaign);
     let counts = check_exports(&fleet, &results, &campaign);
     check_central(&pg, &results, &campaign, &counts, &out);

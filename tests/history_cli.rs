@@ -222,7 +222,9 @@ fn the_history_page_loads_cleanly_in_a_real_browser() {
             std::env::var_os("RACEHORSE_REQUIRE_BROWSER").is_none(),
             "RACEHORSE_REQUIRE_BROWSER is set but chromium is not installed"
         );
-        eprintln!("skipped: chromium not installed (scripts/test.sh installs it: apt-get install chromium)");
+        racehorse_testkit::skip!(
+            "chromium not installed (scripts/test.sh installs it: apt-get install chromium)"
+        );
         return;
     };
     let sb = Sandbox::new();

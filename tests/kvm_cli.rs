@@ -87,7 +87,7 @@ fn without_kvm_a_guest_cell_is_refused_before_the_window() {
 #[test]
 fn a_fileserver_cell_in_a_guest_stores_the_cpu_split() {
     if let Some(why) = no_guest() {
-        println!("skipped: {why}");
+        racehorse_testkit::skip!("{why}");
         return;
     }
     let _m = machine_lock();
@@ -122,7 +122,7 @@ fn a_fileserver_cell_in_a_guest_stores_the_cpu_split() {
 #[test]
 fn a_busy_vcpu_accounts_about_one_guest_cpu_second_per_second() {
     if let Some(why) = no_guest() {
-        println!("skipped: {why}");
+        racehorse_testkit::skip!("{why}");
         return;
     }
     let _m = machine_lock();
@@ -191,7 +191,7 @@ fn start_long_guest(sb: &Sandbox, no_pdeathsig: bool) -> (std::process::Child, i
 #[test]
 fn a_killed_run_leaves_no_guest() {
     if let Some(why) = no_kvm() {
-        println!("skipped: {why}");
+        racehorse_testkit::skip!("{why}");
         return;
     }
     let _m = machine_lock();
@@ -241,7 +241,7 @@ fn tcg_wrapper(dir: &std::path::Path) -> PathBuf {
 fn a_guest_cell_runs_end_to_end_with_qemu_emulating_as_a_harness_check() {
     if no_kvm().is_some() || !pvm() {
         // With hardware KVM the tests above boot real guests; without /dev/kvm the run is refused.
-        println!("skipped: only where KVM is PVM (this check stands in for the boots it cannot do)");
+        racehorse_testkit::skip!("only where KVM is PVM (this check stands in for the boots it cannot do)");
         return;
     }
     let _m = machine_lock();

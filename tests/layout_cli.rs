@@ -83,7 +83,7 @@ fn env_of_run_in(sb: &Sandbox, dir: &Path, label: &str) -> serde_json::Value {
 #[test]
 fn a_btrfs_raid0_over_two_loop_devices_is_recorded_as_such() {
     if !is_root() {
-        eprintln!("skipped: building a btrfs volume on loop devices needs root");
+        racehorse_testkit::skip!("building a btrfs volume on loop devices needs root");
         assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "root is required here");
         return;
     }
@@ -91,7 +91,7 @@ fn a_btrfs_raid0_over_two_loop_devices_is_recorded_as_such() {
     let pair = match BtrfsPair::new() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("skipped: cannot build a btrfs volume here: {e}");
+            racehorse_testkit::skip!("cannot build a btrfs volume here: {e}");
             assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "btrfs is required here: {e}");
             return;
         }

@@ -39,6 +39,7 @@ mod run_cli;
 mod run_faults;
 mod run_machine;
 mod show_cli;
+mod test_count;
 mod tour_cli;
 mod trust_cli;
 mod variants_cli;

@@ -11,7 +11,7 @@ fn pg_installed() -> bool {
         .flatten()
         .any(|e| e.path().join("bin/initdb").is_file());
     if !found {
-        eprintln!("skipped: no PostgreSQL server binaries under /usr/lib/postgresql");
+        racehorse_testkit::skip!("no PostgreSQL server binaries under /usr/lib/postgresql");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "PostgreSQL and sysbench are required here"

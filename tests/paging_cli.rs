@@ -36,7 +36,7 @@ fn paging(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
 #[test]
 fn touches_under_a_memory_limit_page_in_proportion() {
     if !is_root() {
-        eprintln!("skipped: a memory cgroup limit needs root (CI runs as root)");
+        racehorse_testkit::skip!("a memory cgroup limit needs root (CI runs as root)");
         return;
     }
     let _m = machine_lock();
@@ -78,7 +78,7 @@ fn an_anonymous_region_pages_to_a_zram_swap_made_for_the_cell() {
     let zram = std::path::Path::new("/sys/class/zram-control").exists();
     if !is_root() || !zram {
         assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "root and zram are required here");
-        eprintln!("skipped: needs root and the zram module");
+        racehorse_testkit::skip!("needs root and the zram module");
         return;
     }
     let _m = machine_lock();
@@ -123,7 +123,7 @@ fn settings_that_cannot_page_are_refused_up_front() {
 #[test]
 fn a_killed_paging_run_is_cleaned_up_by_the_next_one() {
     if !is_root() {
-        eprintln!("skipped: a memory cgroup limit needs root (CI runs as root)");
+        racehorse_testkit::skip!("a memory cgroup limit needs root (CI runs as root)");
         return;
     }
     let _m = machine_lock();

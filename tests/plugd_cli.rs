@@ -117,7 +117,7 @@ impl Drop for Daemon {
 /// saying why) where hotplug is not possible.
 fn unplugging_daemon() -> Option<(Sandbox, PathBuf, Daemon, String)> {
     if !can_hotplug() {
-        eprintln!("skipped: needs root and /sys/devices/system/cpu/cpu1/online (CI runs as root)");
+        racehorse_testkit::skip!("needs root and /sys/devices/system/cpu/cpu1/online (CI runs as root)");
         return None;
     }
     let before = online_cpus();

@@ -10,7 +10,7 @@ fn perf_usable() -> bool {
     let ok = std::process::Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
         assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "perf is required here");
-        eprintln!("skipped: perf is not installed (scripts/test.sh installs linux-perf)");
+        racehorse_testkit::skip!("perf is not installed (scripts/test.sh installs linux-perf)");
     }
     ok
 }

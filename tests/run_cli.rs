@@ -92,6 +92,33 @@ fn dry_run_prints_plan_and_stores_nothing() {
     assert!(!sb.db().exists(), "dry run must not create the store");
 }
 
+/// Issue 46: a dry run shows the run's settings, not only its cells: disk-regression's memory
+/// limit (its ballast rule), cache drops, and each variant with the machine changes it makes.
+#[test]
+fn dry_run_shows_the_memory_limit_cache_drops_and_variants() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["run", "disk-regression", "--dry-run"]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("memory limit: 128 MiB for the whole run"), "{t}");
+    assert!(t.contains("page cache: synced and dropped before each cell"), "{t}");
+    assert!(t.contains("3 repetition(s)") && t.contains("variants: none"), "{t}");
+    let suite = sb.dir.path().join("dirty.toml");
+    std::fs::write(
+        &suite,
+        "[[workload]]\nengine = \"null\"\n[[variant]]\nname = \"base\"\n[[variant]]\nname = \"low\"\n\
+         sysctl = { \"vm.dirty_ratio\" = 2 }\nmem_limit = \"256M\"\n",
+    )
+    .unwrap();
+    let out = sb.run(&["run", suite.to_str().unwrap(), "--dry-run", "--no-drop-caches", "--no-warm-up"]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("memory limit: none") && t.contains("page cache: kept between cells"), "{t}");
+    assert!(t.contains("warm-up cell: none (--no-warm-up)"), "{t}");
+    assert!(t.contains("  base: the machine as found"), "{t}");
+    assert!(t.contains("  low: sysctl vm.dirty_ratio=2, mem_limit=256 MiB"), "{t}");
+}
+
 #[test]
 fn workloads_lists_engines_and_options() {
     let sb = Sandbox::new();

@@ -119,7 +119,7 @@ fn ctrl_c_stops_within_a_second_and_keeps_finished_cells() {
 fn full_disk_fails_the_cell_with_a_clear_error() {
     let _m = machine_lock();
     if !crate::common::is_root() {
-        eprintln!("skipped: mounting a tiny tmpfs needs root");
+        racehorse_testkit::skip!("mounting a tiny tmpfs needs root");
         return;
     }
     let sb = Sandbox::new();
@@ -223,7 +223,7 @@ fn odd_durations_and_paths_are_usage_errors_that_create_nothing() {
 fn a_full_store_disk_keeps_the_measured_cell() {
     let _m = machine_lock();
     if !crate::common::is_root() {
-        eprintln!("skipped: mounting a tiny tmpfs needs root (CI runs as root)");
+        racehorse_testkit::skip!("mounting a tiny tmpfs needs root (CI runs as root)");
         return;
     }
     let sb = Sandbox::new();

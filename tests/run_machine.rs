@@ -8,7 +8,7 @@ use std::time::Duration;
 fn cpus_axis_hotplugs_and_restores() {
     let _m = machine_lock();
     if !can_hotplug() {
-        eprintln!("skipped: needs root and /sys/devices/system/cpu/cpu1/online");
+        racehorse_testkit::skip!("needs root and /sys/devices/system/cpu/cpu1/online");
         return;
     }
     let before = online_cpus();
@@ -42,7 +42,7 @@ fn cpus_axis_hotplugs_and_restores() {
 fn sigkill_is_recovered_by_restore() {
     let _m = machine_lock();
     if !can_hotplug() {
-        eprintln!("skipped: needs root and /sys/devices/system/cpu/cpu1/online");
+        racehorse_testkit::skip!("needs root and /sys/devices/system/cpu/cpu1/online");
         return;
     }
     let before = online_cpus();
@@ -104,7 +104,7 @@ fn memory_cgroup_dir() -> Option<std::path::PathBuf> {
 fn mem_limit_is_applied_recorded_and_removed() {
     let _m = machine_lock();
     let Some(parent) = memory_cgroup_dir() else {
-        eprintln!("skipped: needs root and a cgroup v1 memory hierarchy (CI runs as root on one)");
+        racehorse_testkit::skip!("needs root and a cgroup v1 memory hierarchy (CI runs as root on one)");
         return;
     };
     let sb = Sandbox::new();

@@ -77,7 +77,7 @@ fn signal(child: &Child, sig: i32) {
 fn a_stop_signal_at_any_moment_restores_and_exits_128_plus_the_signal() {
     let _m = machine_lock();
     if !is_root() {
-        eprintln!("skipped: the variant's sysctl needs root (CI runs as root)");
+        racehorse_testkit::skip!("the variant's sysctl needs root (CI runs as root)");
         return;
     }
     let before = swappiness();
@@ -107,7 +107,7 @@ fn a_stop_signal_at_any_moment_restores_and_exits_128_plus_the_signal() {
 fn a_plugd_holds_the_machine_and_a_killed_one_is_restored() {
     let _m = machine_lock();
     if !can_hotplug() {
-        eprintln!("skipped: needs root and /sys/devices/system/cpu/cpu1/online (CI runs as root)");
+        racehorse_testkit::skip!("needs root and /sys/devices/system/cpu/cpu1/online (CI runs as root)");
         return;
     }
     let before = online_cpus();
@@ -203,7 +203,7 @@ fn another_processs_cpu_marks_cells_noisy_and_no_verdict_comes_of_it() {
 fn the_environment_and_block_variants_follow_the_engines_target_device() {
     let _m = machine_lock();
     let Some(lo) = crate::common::Loop::new() else {
-        eprintln!("skipped: needs root and losetup to make a loop device (CI runs as root)");
+        racehorse_testkit::skip!("needs root and losetup to make a loop device (CI runs as root)");
         return;
     };
     let sb = Sandbox::new();

@@ -77,11 +77,13 @@ fn suite(sb: &Sandbox, lo: &Loop, runtime: &str, log: &Path) -> PathBuf {
 
 fn machine_setup() -> Option<(Sandbox, Loop)> {
     if !is_root() || !Path::new(THP).exists() {
-        eprintln!("skipped: needs root and {THP} (CI runs as root)");
+        racehorse_testkit::skip!("needs root and {THP} (CI runs as root)");
         return None;
     }
     let Some(lo) = Loop::new() else {
-        eprintln!("skipped: losetup could not attach a loop device (scripts/test.sh installs util-linux)");
+        racehorse_testkit::skip!(
+            "losetup could not attach a loop device (scripts/test.sh installs util-linux)"
+        );
         return None;
     };
     Some((Sandbox::new(), lo))

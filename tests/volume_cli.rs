@@ -51,7 +51,7 @@ fn suite(sb: &Sandbox, kind: &str, devs: &[String], extra: &str) -> std::path::P
 
 fn root_or_skip(what: &str) -> bool {
     if !is_root() {
-        eprintln!("skipped: {what} needs root (loop devices, mkfs, mount)");
+        racehorse_testkit::skip!("{what} needs root (loop devices, mkfs, mount)");
         assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "root is required here");
     }
     is_root()

@@ -9,7 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let input = String::from_utf8_lossy(data);
     let (pattern, text) = input.split_once('\n').unwrap_or((&input, ""));
     if let Ok(p) = Pattern::new(pattern) {
-        if let Some(value) = p.last_value(text) {
+        if let Ok(value) = p.last_value(text) {
             assert!(text.contains(value));
         }
         if let Some(caps) = p.captures_at(text, text.len() / 2) {

@@ -12,7 +12,7 @@ use std::path::Path;
 /// A cluster and its URL, or None (after saying why) without PostgreSQL.
 fn cluster(dir: &Path) -> Option<(Cluster, String)> {
     if let Err(e) = bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries ({e})");
         return None;
     }
     let c = Cluster::start(dir, &ClusterOptions::default()).expect("start a cluster");

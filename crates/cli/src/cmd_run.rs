@@ -73,18 +73,23 @@ fn overrides(a: &RunArgs) -> Result<Overrides, Failure> {
     })
 }
 
-fn print_plan(plan: &Plan) {
+fn print_plan(plan: &Plan, warm_up: bool) {
     println!("plan: {} cells, estimated {}", plan.cells.len(), human(plan.eta()));
+    for line in run_settings(&plan.suite, warm_up) {
+        println!("{line}");
+    }
     if plan.suite.variants.len() > 1 || plan.variants.iter().any(|v| !v.is_plain()) {
         let seed = plan.suite.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
         let order = serde_json::to_value(plan.suite.order).ok();
         let order = order.as_ref().and_then(|o| o.as_str()).unwrap_or("?");
-        println!("variants ({order} order{seed}):");
+        println!("variants ({order} order{seed}), each with the machine changes it makes:");
         for v in &plan.variants {
             let d = v.describe();
             let what = if d.is_empty() { "the machine as found".to_string() } else { d.join(", ") };
             println!("  {}: {what}", v.name);
         }
+    } else {
+        println!("variants: none (the machine as found)");
     }
     for c in &plan.cells {
         println!(
@@ -95,6 +100,47 @@ fn print_plan(plan: &Plan) {
             human(c.runtime)
         );
     }
+}
+
+/// The run's settings a dry run shows before its cells: repetitions, the memory limit, cache
+/// drops, where files go and the warm-up cell.
+fn run_settings(suite: &Suite, warm_up: bool) -> Vec<String> {
+    let reps = match &suite.adaptive {
+        Some(a) => format!(
+            "repetitions until the {:.0}% interval is within ±{}%, at most {}",
+            a.level * 100.0,
+            a.target_half_width * 100.0,
+            a.max_reps
+        ),
+        None => format!("{} repetition(s)", suite.reps),
+    };
+    let mem = match suite.mem_limit_bytes {
+        Some(b) => format!(
+            "{} MiB for the whole run, in a memory cgroup (root only): the page cache cannot hold \
+             more, so larger files are read from the disk",
+            b >> 20
+        ),
+        None => "none".to_string(),
+    };
+    let caches = if suite.drop_caches {
+        "synced and dropped before each cell (root only)"
+    } else {
+        "kept between cells (--no-drop-caches)"
+    };
+    let dir = suite.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let warm = if warm_up {
+        "the first cell once, unmeasured, before the first window"
+    } else {
+        "none (--no-warm-up)"
+    };
+    vec![
+        "settings:".to_string(),
+        format!("  runtime {}, warmup {} per cell; {reps}", human(suite.runtime), human(suite.warmup)),
+        format!("  memory limit: {mem}"),
+        format!("  page cache: {caches}"),
+        format!("  files of disk workloads: under {}", dir.display()),
+        format!("  warm-up cell: {warm}"),
+    ]
 }
 
 pub fn open_store(cli: &Cli) -> Result<Store, Failure> {
@@ -155,7 +201,7 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
         racehorse_runner::profile::parse_spec(spec).map_err(|e| Failure::usage(format!("--profile: {e}")))?;
     }
     if a.dry_run {
-        print_plan(&plan);
+        print_plan(&plan, !a.no_warm_up);
         return Ok(0);
     }
     if !(a.noise_threshold > 0.0 && a.noise_threshold <= 100.0) {

@@ -2,6 +2,7 @@
 
 use crate::cpuctl::online_cpus;
 use crate::loadavg::read_loadavg;
+use crate::pidstat::PidStat;
 use crate::procstat::{cpu_usage, read_stat, user_hz};
 use crate::root::SysRoot;
 use serde::Serialize;
@@ -32,14 +33,9 @@ pub const BUSY_CPU_PCT: f64 = 5.0;
 
 /// (comm, utime+stime ticks) from the text of /proc/PID/stat (comm may contain spaces and parens).
 pub fn parse_pid_stat(text: &str) -> Option<(String, u64)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let mut f = text.get(close + 1..)?.split_ascii_whitespace();
-    // After ')': state is field 3; utime and stime are fields 14 and 15.
-    let utime: u64 = f.nth(11)?.parse().ok()?;
-    let stime: u64 = f.next()?.parse().ok()?;
-    Some((comm, utime + stime))
+    let s = PidStat::parse(text)?;
+    let ticks = s.own_ticks();
+    Some((s.comm, ticks))
 }
 
 fn process_ticks(root: &SysRoot) -> HashMap<u32, (String, u64)> {
@@ -49,8 +45,9 @@ fn process_ticks(root: &SysRoot) -> HashMap<u32, (String, u64)> {
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&pid| pid != me)
         .filter_map(|pid| {
-            let text = std::fs::read_to_string(root.proc(pid.to_string()).join("stat")).ok()?;
-            Some((pid, parse_pid_stat(&text)?))
+            let s = PidStat::of(&root.proc_dir, pid)?;
+            let ticks = s.own_ticks();
+            Some((pid, (s.comm, ticks)))
         })
         .collect()
 }

@@ -7,8 +7,8 @@
 //! `/proc/PID/task/TID/schedstat` (the task's run time), or from the clock ticks in its `stat`
 //! where the kernel has no schedstat.
 
+use crate::pidstat::PidStat;
 use crate::root::SysRoot;
-use crate::tenants::stat_fields;
 use std::collections::BTreeMap;
 
 /// The comm prefixes of io_uring's worker tasks.
@@ -79,8 +79,7 @@ fn parse_schedstat(text: &str) -> Option<u64> {
 
 /// utime + stime of a task's stat line, in ns.
 fn stat_ns(text: &str, user_hz: u64) -> Option<u64> {
-    let f = stat_fields(text)?;
-    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    let ticks = PidStat::parse(text)?.own_ticks();
     Some(ticks.saturating_mul(1_000_000_000) / user_hz.max(1))
 }
 

@@ -2,7 +2,7 @@
 //! built from installed packages (`image`, `cpio`), and the CPU a QEMU process and its vCPU
 //! threads used (guest_time, field 43 of /proc/PID/task/TID/stat).
 
-use crate::tenants::stat_fields;
+use crate::pidstat::PidStat;
 use std::path::{Path, PathBuf};
 
 pub mod cpio;
@@ -79,25 +79,18 @@ pub struct QemuTicks {
     pub process: u64,
 }
 
-/// Field k (proc(5) numbering, k >= 3) of a stat line's fields after its `(comm)`.
-fn field(fields: &[&str], k: usize) -> Option<u64> {
-    fields.get(k - 3)?.parse().ok()
-}
-
 /// Reads the QEMU process `pid` under `proc_dir`: its vCPU threads' guest_time and its own
 /// utime + stime. None when the process is gone.
 pub fn qemu_ticks(proc_dir: &Path, pid: u32) -> Option<QemuTicks> {
     let dir = proc_dir.join(pid.to_string());
-    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-    let f = stat_fields(&stat)?;
-    let mut out = QemuTicks { process: field(&f, 14)? + field(&f, 15)?, ..QemuTicks::default() };
+    let stat = PidStat::read(&dir.join("stat"))?;
+    let mut out = QemuTicks { process: stat.own_ticks(), ..QemuTicks::default() };
     for task in std::fs::read_dir(dir.join("task")).ok()?.flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
         if !(comm.starts_with("CPU ") && comm.trim_end().ends_with("/KVM")) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(task.path().join("stat")) else { continue };
-        if let Some(g) = stat_fields(&text).and_then(|f| field(&f, 43)) {
+        if let Some(g) = PidStat::read(&task.path().join("stat")).and_then(|s| s.guest_ticks) {
             out.vcpu_guest += g;
             out.vcpus += 1;
         }

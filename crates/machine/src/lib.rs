@@ -20,6 +20,7 @@ pub mod lock;
 pub mod meminfo;
 pub mod mounts;
 pub mod path;
+pub mod pidstat;
 pub mod procstat;
 pub mod recovery;
 pub mod root;

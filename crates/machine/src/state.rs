@@ -5,6 +5,7 @@ use crate::cgroup::{self, SavedCgroup};
 use crate::cpuctl::online_file;
 use crate::error::MachineError;
 use crate::knobs::selected_value;
+use crate::pidstat::PidStat;
 use crate::root::{read_trim, write_ctl, SysRoot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -67,17 +68,12 @@ impl SavedState {
 
 /// Start time in ticks of process `pid`, from `<proc>/<pid>/stat`.
 pub(crate) fn start_ticks(proc_dir: &Path, pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(proc_dir.join(pid.to_string()).join("stat")).ok()?;
-    let after = &text[text.rfind(')')? + 1..];
-    after.split_ascii_whitespace().nth(19)?.parse().ok()
+    PidStat::of(proc_dir, pid).map(|s| s.start_ticks)
 }
 
 /// True when `pid` has ended but not been reaped yet (state Z or X in its stat).
 fn is_zombie(proc_dir: &Path, pid: u32) -> bool {
-    let text = std::fs::read_to_string(proc_dir.join(pid.to_string()).join("stat")).unwrap_or_default();
-    text.rfind(')')
-        .and_then(|i| text[i + 1..].split_ascii_whitespace().next())
-        .is_some_and(|s| s == "Z" || s == "X")
+    PidStat::of(proc_dir, pid).is_some_and(|s| s.has_ended())
 }
 
 /// True when `pid` exists under `proc_dir` and has not ended (a zombie counts as ended).
@@ -355,11 +351,11 @@ mod tests {
         let _l = cgroup::machine_lock();
         let root = SysRoot::host();
         let Ok(found) = cgroup::detect_memory_cgroup(&root) else {
-            println!("skipped: no memory cgroup");
+            racehorse_testkit::skip!("no memory cgroup");
             return;
         };
         if crate::root::euid() != 0 || !crate::cpuctl::writable(&found.dir) {
-            println!("skipped: needs root and a writable {}", found.dir.display());
+            racehorse_testkit::skip!("needs root and a writable {}", found.dir.display());
             return;
         }
         let sleeper = std::process::Command::new("sleep").arg("30").spawn().expect("spawn sleep");

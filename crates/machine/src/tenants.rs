@@ -5,6 +5,7 @@
 //! precision (per-thread schedstat of the descendants, getrusage of this process and of its
 //! reaped children), since /proc/stat's 10 ms ticks are too coarse for short windows.
 
+use crate::pidstat::PidStat;
 use crate::root::SysRoot;
 use crate::rusage::{children_cpu, process_cpu};
 use std::collections::{HashMap, HashSet};
@@ -24,26 +25,15 @@ pub struct ProcEntry {
     pub start: u64,
 }
 
-/// The fields of a /proc/PID/stat (or task stat) line after its `(comm)`, which may hold
-/// spaces and parentheses: field k of proc(5), k >= 3, is index k - 3.
-pub fn stat_fields(text: &str) -> Option<Vec<&str>> {
-    Some(text.get(text.rfind(')')? + 1..)?.split_ascii_whitespace().collect())
-}
-
 /// Parses the text of /proc/PID/stat (comm may hold spaces and parentheses).
 pub fn parse_stat(text: &str) -> Option<ProcEntry> {
-    let comm = text.get(text.find('(')? + 1..text.rfind(')')?)?.to_string();
-    let rest = stat_fields(text)?;
-    // After ')': [0] state, [1] ppid, [6] flags, [11..15] utime stime cutime cstime, [19] starttime.
-    let num = |i: usize| rest.get(i).and_then(|v| v.parse::<u64>().ok());
-    let cutime = rest.get(13).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0).max(0) as u64;
-    let cstime = rest.get(14).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0).max(0) as u64;
+    let s = PidStat::parse(text)?;
     Some(ProcEntry {
-        comm,
-        ppid: u32::try_from(num(1)?).ok()?,
-        kthread: num(6)? & PF_KTHREAD != 0,
-        ticks: num(11)? + num(12)? + cutime + cstime,
-        start: num(19)?,
+        ppid: s.ppid,
+        kthread: s.flags & PF_KTHREAD != 0,
+        ticks: s.own_ticks() + s.cutime_ticks + s.cstime_ticks,
+        start: s.start_ticks,
+        comm: s.comm,
     })
 }
 

@@ -189,7 +189,7 @@ mod tests {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 || !zram_available(&host) {
             assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "root and zram are required here");
-            eprintln!("skipped: needs root and the zram module");
+            racehorse_testkit::skip!("needs root and the zram module");
             return;
         }
         let _m = crate::cgroup::machine_lock();

@@ -23,7 +23,7 @@ fn hotplug_cpu1_off_and_back() {
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
     if !is_root || !online_file(&root, 1).exists() {
-        println!("skipped: needs root and cpu1 hotplug");
+        racehorse_testkit::skip!("needs root and cpu1 hotplug");
         return;
     }
     assert_eq!(cpu1_online(), "1", "cpu1 must be online before the test");
@@ -47,7 +47,7 @@ fn affinity_pins_and_restores() {
     let root = SysRoot::host();
     let before = current_affinity().expect("affinity");
     if before.len() < 2 {
-        println!("skipped: needs 2 usable CPUs");
+        racehorse_testkit::skip!("needs 2 usable CPUs");
         return;
     }
     let dir = tempfile::tempdir().expect("tmp");

@@ -161,20 +161,19 @@ impl PgConn {
                     if !mechs.iter().any(|m| m == "SCRAM-SHA-256") {
                         return Err(PgError::Protocol(format!("no supported SASL mechanism among {mechs:?}")));
                     }
-                    let nonce = Scram::random_nonce()?;
-                    let s = Scram::new(Self::need_password(cfg, "SCRAM-SHA-256")?, &nonce);
-                    wire::sasl_initial(&mut self.out, "SCRAM-SHA-256", s.client_first().as_bytes());
+                    let s = Scram::new(Self::need_password(cfg, "SCRAM-SHA-256")?);
+                    wire::sasl_initial(&mut self.out, "SCRAM-SHA-256", &s.client_first());
                     scram = Some(s);
                 }
                 11 | 12 => {
                     let s = scram.as_mut().ok_or_else(|| PgError::Protocol("SASL data before SASL start".into()))?;
-                    let text = String::from_utf8_lossy(b.rest()).into_owned();
+                    let data = b.rest();
                     let auth_err = |reason: String| PgError::Auth { user: cfg.user.clone(), reason };
                     if code == 11 {
-                        let fin = s.client_final(&text).map_err(auth_err)?;
-                        wire::sasl_response(&mut self.out, fin.as_bytes());
+                        let fin = s.client_final(data).map_err(auth_err)?;
+                        wire::sasl_response(&mut self.out, &fin);
                     } else {
-                        s.verify_server(&text).map_err(auth_err)?;
+                        s.verify_server(data).map_err(auth_err)?;
                         continue;
                     }
                 }

@@ -157,10 +157,13 @@ fn free_port() -> Result<u16, ClusterError> {
         .map_err(|e| ClusterError::Failed(format!("no free loopback port for PostgreSQL: {e}")))
 }
 
+/// 18 random bytes from the kernel, in hex (36 characters).
 fn random_password() -> Result<String, ClusterError> {
-    crate::auth::Scram::random_nonce()
-        .map(|n| n.replace(['+', '/', '='], "x"))
-        .map_err(|e| ClusterError::Failed(format!("cannot read /dev/urandom: {e}")))
+    let mut buf = [0u8; 18];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut buf))
+        .map_err(|e| ClusterError::Failed(format!("cannot read /dev/urandom: {e}")))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The last lines of a server log, for error messages.

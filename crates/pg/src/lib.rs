@@ -1,7 +1,7 @@
 //! racehorse-pg: PostgreSQL for the database engines (`oltp`, its `sysbench` adapter,
 //! `analytics`) and the fleet's central store: a lean protocol-3.0 client written here (its
 //! client CPU per transaction is below sysbench's libpq, see BENCHMARKS.md), its password
-//! methods on RustCrypto's digests, TLS with rustls, Unix sockets, libpq's DSN forms, and
+//! methods on `postgres-protocol`'s authentication module, TLS with rustls, Unix sockets, libpq's DSN forms, and
 //! throw-away clusters. Nothing here knows a workload's tables or racehorse's engines.
 
 mod auth;

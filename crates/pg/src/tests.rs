@@ -10,7 +10,7 @@ use super::wire::Param;
 /// A cluster in a fresh directory, or None (reason printed) without PostgreSQL binaries.
 pub(crate) fn cluster_or_skip() -> Option<(tempfile::TempDir, Cluster)> {
     if let Err(e) = bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries here ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries here ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "PostgreSQL and sysbench are required here"
@@ -103,13 +103,13 @@ fn the_cluster_leaves_nothing_behind() {
 #[test]
 fn a_directory_the_server_user_cannot_enter_is_named_in_the_error() {
     if let Err(e) = bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries here ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries here ({e})");
         assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "PostgreSQL is required here");
         return;
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: the server runs as another user only when racehorse is root");
+        racehorse_testkit::skip!("the server runs as another user only when racehorse is root");
         return;
     }
     use std::os::unix::fs::PermissionsExt;

@@ -52,7 +52,7 @@ fn server_says_ssl(c: &mut PgConn) -> String {
 #[test]
 fn tls_modes_encrypt_and_check_certificates_as_libpq_does() {
     if let Err(e) = bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries here ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries here ({e})");
         assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "PostgreSQL is required here");
         return;
     }
@@ -111,7 +111,7 @@ fn tls_modes_encrypt_and_check_certificates_as_libpq_does() {
 #[test]
 fn unix_socket_dsns_connect_and_tls_is_not_faked_there() {
     if let Err(e) = bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries here ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries here ({e})");
         assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "PostgreSQL is required here");
         return;
     }

@@ -131,28 +131,13 @@ pub fn close_matches<'a>(word: &str, candidates: impl IntoIterator<Item = &'a st
     let mut found: Vec<(usize, &str)> = candidates
         .into_iter()
         .filter_map(|c| {
-            let d = if c.to_ascii_lowercase() == lower { 0 } else { edit_distance(word, c) };
+            let d = if c.to_ascii_lowercase() == lower { 0 } else { strsim::levenshtein(word, c) };
             (d <= limit).then_some((d, c))
         })
         .collect();
     found.sort();
     found.dedup();
     found.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
-}
-
-/// Levenshtein distance over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let subst = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = subst.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// " (did you mean `a` or `b`?)" or "" when nothing is close.
@@ -191,13 +176,6 @@ mod tests {
     fn predefined_words() {
         assert!(is_predefined("loadavg") && is_predefined("meminfo"));
         assert!(!is_predefined("Loadavg") && !is_predefined("load"));
-    }
-
-    #[test]
-    fn edit_distance_basics() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("runable_proc", "runnable_proc"), 1);
     }
 
     #[test]

@@ -16,9 +16,7 @@ fn owner_pid(name: &str) -> Option<u32> {
 
 /// True when `pid` runs (a zombie counts as ended).
 fn running(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_ascii_whitespace().next());
-    state.is_some_and(|s| s != "Z" && s != "X")
+    racehorse_machine::pidstat::running(Path::new("/proc"), pid)
 }
 
 /// Removes the leftovers of dead runs directly under `work_root`; returns what was removed.

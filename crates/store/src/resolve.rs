@@ -17,7 +17,7 @@ pub fn suggestions(key: &str, candidates: &[String]) -> Vec<String> {
         let cand_lower = cand.to_lowercase();
         let prefix = !key_lower.is_empty()
             && (cand_lower.starts_with(&key_lower) || key_lower.starts_with(&cand_lower));
-        let distance = if prefix { 0 } else { edit_distance(&key_lower, &cand_lower) };
+        let distance = if prefix { 0 } else { strsim::levenshtein(&key_lower, &cand_lower) };
         if distance <= max_distance {
             scored.push((distance, order, cand));
         }
@@ -26,35 +26,12 @@ pub fn suggestions(key: &str, candidates: &[String]) -> Vec<String> {
     scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, _, c)| c.clone()).collect()
 }
 
-/// Levenshtein distance over characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitute = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
     }
 
     #[test]

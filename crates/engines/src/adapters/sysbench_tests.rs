@@ -58,7 +58,7 @@ fn sysbench_adapter_stores_its_report_for_the_window() {
     if let Err(e) =
         racehorse_pg::bin_dir().map_err(EngineError::from).and_then(|_| crate::ready(&Sysbench, false))
     {
-        eprintln!("skipped: {e}");
+        racehorse_testkit::skip!("{e}");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "PostgreSQL and sysbench are required here"

@@ -39,7 +39,7 @@ fn sqlite_measures_ten_warm_queries() {
 #[test]
 fn sqlite_and_postgres_return_the_same_rows() {
     if let Err(e) = racehorse_pg::bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "PostgreSQL and sysbench are required here"

@@ -186,8 +186,7 @@ mod tests {
         let pid: i32 = std::fs::read_to_string(&pidfile).expect("pid").trim().parse().expect("num");
         std::thread::sleep(Duration::from_millis(100));
         // Gone, or a zombie waiting for whoever adopted it.
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let alive = stat.rsplit(") ").next().is_some_and(|rest| !rest.starts_with('Z') && !rest.is_empty());
+        let alive = racehorse_machine::pidstat::running(std::path::Path::new("/proc"), pid as u32);
         assert!(!alive, "the background sleep {pid} went with its group");
     }
 }

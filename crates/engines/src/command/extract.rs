@@ -1,7 +1,7 @@
 //! Getting the figure out of a program's output: the last match of a regular expression, or the
 //! value at a JSON path.
 
-use super::pattern::Pattern;
+use super::pattern::{NoValue, Pattern, VALUE_GROUP};
 use crate::bounded_output;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -22,9 +22,14 @@ impl Extractor {
         match self {
             Extractor::Regex(pattern) => {
                 let src = pattern.as_str();
-                let text = pattern
-                    .last_value(output)
-                    .ok_or_else(|| format!("no match for /{src}/ in the output"))?;
+                let text = pattern.last_value(output).map_err(|e| match e {
+                    NoValue::NoMatch => format!("no match for /{src}/ in the output"),
+                    NoValue::EmptyGroup { matched, empty } => format!(
+                        "/{src}/ matched {:?}, but {empty}; name the group that holds the figure \
+                         (?P<{VALUE_GROUP}>…), or make the others non-capturing (?:…)",
+                        bounded_output(&matched)
+                    ),
+                })?;
                 parse_number(text).map_err(|e| format!("/{src}/ matched {:?}, {e}", bounded_output(text)))
             }
             Extractor::JsonPath(path) => path.number(&parse_json_output(output)?),
@@ -369,6 +374,14 @@ mod tests {
         assert_eq!(score.describe(), "regex /score: ([0-9.]+)/");
         assert_eq!(regex("[0-9,]+").extract("total 12,345 items"), Ok(12345.0));
         assert_eq!(regex(r"(?m)^ops/s\s+(\S+)$").extract("ops/s 1_200\nops/s +3e2\n"), Ok(300.0));
+        assert_eq!(regex(r"(a|b)*score: (\d+)").extract("score: 7"), Ok(7.0));
+        assert_eq!(regex(r"(\w+) (?P<value>\d+)").extract("iops 300"), Ok(300.0));
+        let err = regex(r"n=(\d+)?;").extract("n=;").unwrap_err();
+        assert_eq!(
+            err,
+            "/n=(\\d+)?;/ matched \"n=;\", but its group 1 took part in no match; name the group \
+             that holds the figure (?P<value>…), or make the others non-capturing (?:…)"
+        );
         let err = regex(r"x=(\w+)").extract("x=abc").unwrap_err();
         assert!(err.contains(r#"matched "abc", which is not a number"#), "{err}");
     }

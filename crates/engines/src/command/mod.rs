@@ -31,7 +31,8 @@ const OPTIONS: &[OptionSpec] = &[
         name: "regex",
         kind: OptKind::Str,
         default: "",
-        help: "where the figure is in stdout then stderr: group 1 (or the match) of the last match",
+        help: "where the figure is in stdout then stderr, in the last match: group (?P<value>…), else the \
+               first group that took part, else the whole match",
     },
     OptionSpec {
         name: "json",

@@ -58,14 +58,54 @@ impl Pattern {
         Some(caps.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect())
     }
 
-    /// The text of group 1 (or of the whole match when the pattern has no group) of the last
-    /// non-overlapping match in `text` in which that group took part. Matches are found left to
-    /// right; after an empty match the scan moves on one char, and an empty match right where
-    /// the previous match ended is skipped. None when nothing matches.
-    pub fn last_value<'t>(&self, text: &'t str) -> Option<&'t str> {
-        let group = usize::from(self.groups() > 0);
-        self.re.captures_iter(text).filter_map(|c| c.get(group)).last().map(|m| m.as_str())
+    /// The figure's text in the last non-overlapping match of `text` that has one: the group
+    /// named `value` when the pattern has one, else the first group that took part in that
+    /// match, else (a pattern without groups) the whole match. Matches are found left to right;
+    /// after an empty match the scan moves on one char, and an empty match right where the
+    /// previous match ended is skipped.
+    pub fn last_value<'t>(&self, text: &'t str) -> Result<&'t str, NoValue> {
+        let named = self.re.capture_names().position(|n| n == Some(VALUE_GROUP));
+        let mut last_match = None;
+        let mut found = None;
+        for caps in self.re.captures_iter(text) {
+            let value = match named {
+                Some(i) => caps.get(i),
+                None if self.groups() == 0 => caps.get(0),
+                None => caps.iter().skip(1).flatten().next(),
+            };
+            if value.is_some() {
+                found = value;
+            }
+            last_match = caps.get(0);
+        }
+        match (found, last_match) {
+            (Some(v), _) => Ok(v.as_str()),
+            (None, None) => Err(NoValue::NoMatch),
+            (None, Some(m)) => Err(NoValue::EmptyGroup {
+                matched: m.as_str().to_string(),
+                empty: match named {
+                    Some(_) => format!("its group `{VALUE_GROUP}` took part in no match"),
+                    None if self.groups() == 1 => "its group 1 took part in no match".to_string(),
+                    None => format!("none of its groups 1 to {} took part in any match", self.groups()),
+                },
+            }),
+        }
     }
+}
+
+/// The name of the group that holds the figure when the pattern has more than one:
+/// `(?P<value>…)` or `(?<value>…)`.
+pub const VALUE_GROUP: &str = "value";
+
+/// Why a pattern gave no figure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoValue {
+    /// Nothing in the text matches.
+    NoMatch,
+    /// The pattern matched (`matched`, its last match), but the group that holds the figure
+    /// took part in none of its matches; `empty` says which ("its group `value` took part in
+    /// no match", "none of its groups 1 to 3 took part in any match").
+    EmptyGroup { matched: String, empty: String },
 }
 
 #[cfg(test)]

@@ -123,7 +123,7 @@ fn captures_at_honours_from() {
 #[test]
 fn last_value_takes_the_last_match() {
     fn last<'t>(p: &str, t: &'t str) -> Option<&'t str> {
-        Pattern::new(p).unwrap().last_value(t)
+        Pattern::new(p).unwrap().last_value(t).ok()
     }
     assert_eq!(last("score: ([0-9.]+)", "score: 1\nscore: 2.5\ndone"), Some("2.5"));
     assert_eq!(last("[0-9]+", "a1b22c333d"), Some("333"));
@@ -137,9 +137,31 @@ fn last_value_takes_the_last_match() {
 }
 
 #[test]
+fn the_value_is_the_named_group_else_the_first_group_that_took_part() {
+    fn last<'t>(p: &str, t: &'t str) -> Result<&'t str, NoValue> {
+        Pattern::new(p).unwrap().last_value(t)
+    }
+    // Issue 46: the first group takes no part, the second holds the figure.
+    assert_eq!(last(r"(a|b)*score: (\d+)", "score: 42"), Ok("42"));
+    assert_eq!(last(r"(x)?=(\d+)", "=1 x=2 =3"), Ok("3"));
+    // A group named `value` wins over earlier groups, in either syntax.
+    assert_eq!(last(r"(\w+): (?P<value>\d+)", "ops: 12"), Ok("12"));
+    assert_eq!(last(r"(\w+): (?<value>\d+)", "ops: 12"), Ok("12"));
+    // The last match that has the value, as before.
+    assert_eq!(last(r"n=(?P<value>\d+)?;", "n=5; n=;"), Ok("5"));
+    let empty = |matched: &str, empty: &str| {
+        Err(NoValue::EmptyGroup { matched: matched.to_string(), empty: empty.to_string() })
+    };
+    assert_eq!(last(r"n=(?P<value>\d+)?;", "n=;"), empty("n=;", "its group `value` took part in no match"));
+    assert_eq!(last(r"total(\d+)?", "total"), empty("total", "its group 1 took part in no match"));
+    assert_eq!(last(r"t(a)?(b)?", "t t"), empty("t", "none of its groups 1 to 2 took part in any match"));
+    assert_eq!(last(r"(a)", "zzz"), Err(NoValue::NoMatch));
+}
+
+#[test]
 fn catastrophic_patterns_match_in_linear_time() {
     let text = "a".repeat(30);
-    assert_eq!(Pattern::new("(a*)*b").unwrap().last_value(&text), None);
+    assert_eq!(Pattern::new("(a*)*b").unwrap().last_value(&text), Err(NoValue::NoMatch));
     let text = format!("{}z xy", "x".repeat(40));
     assert_eq!(Pattern::new("(x+x+)+y$").unwrap().captures_at(&text, 0), None);
     // The case from issue 26: a backtracker gave up on it after 11.9 million steps.
@@ -151,7 +173,7 @@ fn catastrophic_patterns_match_in_linear_time() {
     let t0 = std::time::Instant::now();
     let p = Pattern::new(r"(a|a)*score: ([\d.]+)").unwrap();
     assert_eq!(p.captures_at(&output, 0).unwrap()[2].map(|(s, e)| &output[s..e]), Some("12.75"));
-    assert_eq!(p.last_value(&output), Some("a"), "group 1 is the value");
+    assert_eq!(p.last_value(&output), Ok("a"), "group 1 took part, so it is the value");
     let elapsed = t0.elapsed();
     assert!(elapsed < std::time::Duration::from_secs(1), "took {elapsed:?}");
 }
@@ -160,7 +182,7 @@ fn catastrophic_patterns_match_in_linear_time() {
 fn long_inputs_do_not_overflow_the_stack() {
     let digits = "7".repeat(1 << 20);
     let p = Pattern::new(r"\d+").unwrap();
-    assert_eq!(p.last_value(&digits).map(str::len), Some(1 << 20));
+    assert_eq!(p.last_value(&digits).map(str::len), Ok(1 << 20));
     let text = format!("x{}", "ab".repeat(200_000));
     let p = Pattern::new("(ab)*$").unwrap();
     assert_eq!(p.captures_at(&text, 0).unwrap()[1], s(text.len() - 2, text.len()));
@@ -180,7 +202,7 @@ proptest! {
         let hay = format!("{pre}{needle}{post}");
         let p = Pattern::new(&regex::escape(&needle)).unwrap();
         let got = p.last_value(&hay);
-        prop_assert_eq!(got, Some(needle.as_str()));
+        prop_assert_eq!(got, Ok(needle.as_str()));
     }
 
     #[test]
@@ -193,7 +215,7 @@ proptest! {
     #[test]
     fn regex_like_patterns_never_panic(pattern in r"[ab()|*+?{}0-9,\[\]^$.\\dwsbBm:?-]{0,14}", text in "[ab0-9 \n.é]{0,40}") {
         if let Ok(p) = Pattern::new(&pattern) {
-            if let Some(v) = p.last_value(&text) {
+            if let Ok(v) = p.last_value(&text) {
                 prop_assert!(text.contains(v));
             }
             let _ = p.captures_at(&text, text.len() / 2);

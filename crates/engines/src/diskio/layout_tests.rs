@@ -15,7 +15,7 @@ fn start_state(layout: &str) -> Option<(f64, f64)> {
     let dir = tmp();
     let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
     if let Err(e) = allocation(&probe) {
-        eprintln!("skipped: the filesystem of {} has no FIEMAP ({e})", dir.path().display());
+        racehorse_testkit::skip!("the filesystem of {} has no FIEMAP ({e})", dir.path().display());
         return None;
     }
     let c =
@@ -71,7 +71,7 @@ fn cached_at_start_with(phase: &str, more: &[(&str, Value)]) -> Option<f64> {
     let dir = tmp();
     let probe = std::fs::File::create(dir.path().join("probe")).unwrap();
     if allocation(&probe).is_err() {
-        eprintln!("skipped: the filesystem of {} has no FIEMAP", dir.path().display());
+        racehorse_testkit::skip!("the filesystem of {} has no FIEMAP", dir.path().display());
         return None;
     }
     let mut opts = vec![("phase", s(phase)), ("layout", s("written")), ("timed", Value::Bool(false))];

@@ -208,7 +208,7 @@ impl Loop {
     fn or_skip(dir: &Path) -> Option<Loop> {
         let lo = Loop::new(dir);
         if lo.is_none() {
-            eprintln!("skipped: needs root and losetup to make a loop device (CI runs as root)");
+            racehorse_testkit::skip!("needs root and losetup to make a loop device (CI runs as root)");
         }
         lo
     }
@@ -312,7 +312,7 @@ fn one_mib_direct_reads_reach_the_device_unsplit() {
 fn one_mib_reads_unsplit_at(depth: i64) -> bool {
     let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
     if thp.contains("[never]") || thp.is_empty() {
-        eprintln!("skipped: transparent huge pages are off here, so 1 MiB buffers are 4 KiB pages");
+        racehorse_testkit::skip!("transparent huge pages are off here, so 1 MiB buffers are 4 KiB pages");
         return false;
     }
     let dir = tmp();
@@ -320,7 +320,7 @@ fn one_mib_reads_unsplit_at(depth: i64) -> bool {
         return false;
     };
     let Some((r0, s0)) = read_counts(&lo.dev) else {
-        eprintln!("skipped: no /sys/block stat for {}", lo.dev.display());
+        racehorse_testkit::skip!("no /sys/block stat for {}", lo.dev.display());
         return false;
     };
     let target = s(lo.dev.to_str().expect("utf-8"));

@@ -227,15 +227,15 @@ fn mq_procs_leaves_no_queue_and_leftovers_of_dead_runs_are_removed() {
 
 /// Children of this process whose name (the forking thread's) is `comm`.
 fn forked_by(comm: &str) -> Vec<i32> {
-    let me = std::process::id().to_string();
+    let me = std::process::id();
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let name = stat.split_once('(').and_then(|(_, r)| r.rsplit_once(')')).map(|(n, _)| n);
-        let ppid = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1));
-        if name == Some(comm) && ppid == Some(me.as_str()) {
-            out.push(pid);
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Some(stat) = racehorse_machine::pidstat::PidStat::of(std::path::Path::new("/proc"), pid) else {
+            continue;
+        };
+        if stat.comm == comm && stat.ppid == me {
+            out.push(pid as i32);
         }
     }
     out.sort_unstable();

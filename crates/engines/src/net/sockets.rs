@@ -185,11 +185,10 @@ impl ThreadClock {
 
 /// (utime, stime) ticks of one of our threads.
 fn task_ticks(tid: i32) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
-    let rest = text.get(text.rfind(')')? + 2..)?;
-    // After the state: ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime.
-    let f: Vec<u64> = rest.split_whitespace().skip(1).take(12).map(|w| w.parse().unwrap_or(0)).collect();
-    Some((*f.get(10)?, *f.get(11)?))
+    let s = racehorse_machine::pidstat::PidStat::read(std::path::Path::new(&format!(
+        "/proc/self/task/{tid}/stat"
+    )))?;
+    Some((s.utime_ticks, s.stime_ticks))
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub(crate) fn ctx(dir: &std::path::Path, opts: &[(&str, Value)]) -> CellContext 
 /// A throw-away cluster in a fresh directory, or None (reason printed) without PostgreSQL.
 fn cluster_or_skip() -> Option<(tempfile::TempDir, racehorse_pg::Cluster)> {
     if let Err(e) = racehorse_pg::bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries here ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries here ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "PostgreSQL and sysbench are required here"
@@ -99,7 +99,7 @@ fn unreachable_dsn_fails_prepare_quickly_and_clearly() {
 #[test]
 fn postgres_auto_runs_both_modes_and_removes_the_cluster() {
     if let Err(e) = racehorse_pg::bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "PostgreSQL and sysbench are required here"
@@ -137,7 +137,7 @@ fn wrong_password_is_a_clear_error() {
 #[test]
 fn server_killed_mid_run_fails_the_cell_without_hanging() {
     if let Err(e) = racehorse_pg::bin_dir() {
-        eprintln!("skipped: no PostgreSQL server binaries ({e})");
+        racehorse_testkit::skip!("no PostgreSQL server binaries ({e})");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "PostgreSQL and sysbench are required here"
@@ -171,7 +171,7 @@ fn server_killed_mid_run_fails_the_cell_without_hanging() {
 fn server_mem_puts_the_server_alone_in_a_memory_cgroup() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 || racehorse_pg::bin_dir().is_err() {
-        eprintln!("skipped: needs root and the PostgreSQL server binaries");
+        racehorse_testkit::skip!("needs root and the PostgreSQL server binaries");
         assert!(
             std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(),
             "PostgreSQL and sysbench are required here"

@@ -3,6 +3,7 @@
 //! tree. Descendants are found by their parent links, so processes that left the process
 //! group (fio's jobs call setsid()) are still found.
 
+use racehorse_machine::pidstat::PidStat;
 use racehorse_machine::procstat::user_hz;
 use racehorse_machine::rusage::CpuTime;
 use std::path::Path;
@@ -17,17 +18,12 @@ struct ProcStat {
 }
 
 fn read_stat(pid: i32) -> Option<ProcStat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = text.get(text.rfind(')')? + 2..)?;
-    // After the state: ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-    // utime stime cutime cstime.
-    let f: Vec<u64> = rest.split_whitespace().skip(1).take(14).map(|w| w.parse().unwrap_or(0)).collect();
-    let get = |i: usize| f.get(i).copied().unwrap_or(0);
+    let s = PidStat::of(Path::new("/proc"), u32::try_from(pid).ok()?)?;
     Some(ProcStat {
         pid,
-        ppid: i32::try_from(get(0)).ok()?,
-        own: (get(10), get(11)),
-        reaped: (get(12), get(13)),
+        ppid: i32::try_from(s.ppid).ok()?,
+        own: (s.utime_ticks, s.stime_ticks),
+        reaped: (s.cutime_ticks, s.cstime_ticks),
     })
 }
 

@@ -221,7 +221,7 @@ mod tests {
             let before = crate::guard::current_affinity().expect("mask");
             // The fixture has CPUs 0-1 online.
             let Some(&last) = before.iter().rfind(|&&c| c <= 1) else {
-                println!("skipped: this process may run on neither CPU 0 nor 1 ({before:?})");
+                racehorse_testkit::skip!("this process may run on neither CPU 0 nor 1 ({before:?})");
                 return;
             };
             assert_eq!(g.set_cpu_list(&[last]).expect("pin"), CpuMethod::Affinity);

@@ -144,7 +144,7 @@ fn recover_refuses_a_file_outside_sys() {
 /// Skips (with the reason printed) unless root on a host whose /sys is writable.
 fn may_change_sysfs(what: &str) -> bool {
     if euid() != 0 {
-        println!("skipped: changing {what} needs root");
+        racehorse_testkit::skip!("changing {what} needs root");
         return false;
     }
     true
@@ -156,7 +156,7 @@ fn thp_enabled_set_and_restored_machine() {
     let _l = machine_lock();
     let root = SysRoot::host();
     let Ok(file) = thp_file(&root, "enabled") else {
-        println!("skipped: this kernel has no transparent hugepages");
+        racehorse_testkit::skip!("this kernel has no transparent hugepages");
         return;
     };
     if !may_change_sysfs("transparent hugepages") {
@@ -220,7 +220,7 @@ fn loop_device_queue_set_and_restored_machine() {
     let lo = match Loop::new() {
         Ok(lo) => lo,
         Err(why) => {
-            println!("skipped: no loop device ({why})");
+            racehorse_testkit::skip!("no loop device ({why})");
             return;
         }
     };
@@ -232,7 +232,7 @@ fn loop_device_queue_set_and_restored_machine() {
     let before: Vec<String> = [&sched, &nr, &ra].iter().map(|f| selected_value(&read(f))).collect();
     let choices = crate::knobs::choices(&read(&sched)).unwrap_or_default();
     let Some(other) = choices.iter().find(|c| **c != before[0]).cloned() else {
-        println!("skipped: {} offers no other scheduler ({choices:?})", sched.display());
+        racehorse_testkit::skip!("{} offers no other scheduler ({choices:?})", sched.display());
         return;
     };
     let ra_new = if before[2] == "4096" { "256" } else { "4096" };

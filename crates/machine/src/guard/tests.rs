@@ -152,11 +152,11 @@ fn limit_memory_real_machine() {
     let _l = cgroup::machine_lock();
     let root = SysRoot::host();
     let Ok(found) = cgroup::detect_memory_cgroup(&root) else {
-        println!("skipped: no memory cgroup");
+        racehorse_testkit::skip!("no memory cgroup");
         return;
     };
     if euid() != 0 || !writable(&found.dir) {
-        println!("skipped: needs root and a writable {}", found.dir.display());
+        racehorse_testkit::skip!("needs root and a writable {}", found.dir.display());
         return;
     }
     let dir = tempfile::tempdir().expect("tmp");

@@ -218,7 +218,7 @@ fn several_parameter_combinations_in_one_cell_are_refused_with_the_way_out() {
 #[test]
 fn a_cell_without_a_jar_is_a_usage_error() {
     if find_java().is_err() {
-        eprintln!("skipped: no JDK here (the refusal without one is tested in tests/jmh_cli.rs)");
+        racehorse_testkit::skip!("no JDK here (the refusal without one is tested in tests/jmh_cli.rs)");
         return;
     }
     let dir = tempfile::tempdir().expect("tmp");
