@@ -14,6 +14,7 @@ mod args;
 mod args_bisect;
 mod args_history;
 mod args_plugd;
+mod args_prune;
 mod bisect_answer;
 mod bisect_profile;
 mod bisect_step;
@@ -25,6 +26,7 @@ mod cmd_docs;
 mod cmd_history;
 mod cmd_import;
 mod cmd_plugd;
+mod cmd_prune;
 mod cmd_run;
 mod cmd_serve;
 mod cmd_show;
@@ -127,6 +129,7 @@ fn main() -> ExitCode {
         Command::Hide(a) => cmd_history::hide(&cli, a),
         Command::Import(a) => cmd_import::import(&cli, a),
         Command::Load(a) => cmd_central::load(&cli, a),
+        Command::Prune(a) => cmd_prune::prune(&cli, a),
         Command::Restore => cmd_run::restore(),
         Command::Plugd(a) => cmd_plugd::plugd(a, cli.verbose > 0),
         Command::Serve(a) => cmd_serve::serve(a),
