@@ -73,7 +73,8 @@ impl Pruner {
 
     /// The runs the ledger cites: each change point's before and after run.
     pub fn guards(&mut self) -> Result<Guards, CentralError> {
-        let q = "SELECT id, before_run_uuid::text, after_run_uuid::text FROM racehorse.change_points ORDER BY id";
+        let q =
+            "SELECT id, before_run_uuid::text, after_run_uuid::text FROM racehorse.change_points ORDER BY id";
         let rows = self.client.query(q, &[]).map_err(sql("reading the change-point ledger"))?;
         let mut guards = Guards::new();
         for r in rows {

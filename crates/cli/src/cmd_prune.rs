@@ -171,7 +171,10 @@ fn print_plan(p: &Plan, dry_run: bool) {
         n => format!("; {n} selected run(s) kept"),
     };
     match dry_run {
-        true => println!("would remove {} run(s) ({cells} cells){kept}; nothing changed (--dry-run)", p.remove.len()),
+        true => println!(
+            "would remove {} run(s) ({cells} cells){kept}; nothing changed (--dry-run)",
+            p.remove.len()
+        ),
         false => println!("{} run(s) ({cells} cells) to remove{kept}", p.remove.len()),
     }
 }
