@@ -95,8 +95,12 @@ pub fn prune(cli: &Cli, a: &PruneArgs) -> CmdResult {
     if sel.selects() {
         prune_store(&store, &path, a, &sel)?;
     }
-    if a.vacuum && !a.dry_run {
-        vacuum(&store, &path)?;
+    match (a.vacuum, a.dry_run) {
+        (true, false) => vacuum(&store, &path)?,
+        (true, true) => {
+            println!("would vacuum {} (now {:.1} MB)", path.display(), store_bytes(&path) as f64 / 1e6)
+        }
+        _ => {}
     }
     Ok(0)
 }
@@ -143,7 +147,11 @@ fn print_plan(p: &Plan, dry_run: bool) {
         println!("no runs match: nothing to remove");
         return;
     }
-    let mut t = Table::new(&["action", "id", "label", "date (UTC)", "host", "uuid", "cells", "why kept"], 6);
+    let mut header = vec!["action", "id", "label", "date (UTC)", "host", "uuid", "cells"];
+    if !p.kept.is_empty() {
+        header.push("why kept");
+    }
+    let mut t = Table::new(&header, 6);
     let (verb, keep) = if dry_run { ("would remove", "would keep") } else { ("remove", "keep") };
     let row = |what: &str, c: &racehorse_store::prune::Candidate, why: String| {
         vec![
@@ -156,6 +164,9 @@ fn print_plan(p: &Plan, dry_run: bool) {
             c.cells.to_string(),
             why,
         ]
+        .into_iter()
+        .take(header.len())
+        .collect::<Vec<_>>()
     };
     for c in &p.remove {
         t.row(row(verb, c, String::new()));

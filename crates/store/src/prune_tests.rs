@@ -182,3 +182,19 @@ impl Store {
         self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
     }
 }
+
+#[test]
+fn a_run_being_written_is_guarded_and_one_whose_process_is_gone_is_not() {
+    let s = Store::open_in_memory().unwrap();
+    let live = s.create_run(&new_run("n")).unwrap();
+    let dead = s.create_run(&new_run("n")).unwrap();
+    s.conn.execute("UPDATE runs SET pid = -1 WHERE id = ?1", [dead]).unwrap();
+    s.mark_abandoned_runs().unwrap();
+    let guards = s.prune_guards().unwrap();
+    let uuid = |id: i64| s.run(id).unwrap().unwrap().uuid;
+    assert_eq!(guards.get(&uuid(live)), Some(&vec![KeptBecause::Running]));
+    assert_eq!(guards.get(&uuid(dead)), None);
+    let all = Selector { label: Some("n".into()), ..Selector::default() };
+    let p = plan(&s.prune_candidates(false).unwrap(), &all, &guards, true);
+    assert_eq!(p.remove.iter().map(|c| c.id).collect::<Vec<_>>(), vec![dead]);
+}
