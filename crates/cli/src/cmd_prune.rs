@@ -83,7 +83,10 @@ pub fn prune(cli: &Cli, a: &PruneArgs) -> CmdResult {
     let store = match a.dry_run {
         true => crate::cmd_run::open_store_read_only(cli)?,
         false => {
-            let s = Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+            let s = Store::open(&path).map_err(|e| match e {
+                racehorse_store::StoreError::NotAStore { .. } => Failure::usage(e),
+                e => anyhow::anyhow!("opening the store {}: {e}", path.display()).into(),
+            })?;
             s.mark_abandoned_runs().context("marking runs of processes that are gone")?;
             s
         }
