@@ -35,6 +35,7 @@ mod pace_cli;
 mod paging_cli;
 mod plugd_cli;
 mod profile_cli;
+mod prune_cli;
 mod run_cli;
 mod run_faults;
 mod run_machine;

@@ -11,6 +11,7 @@ pub mod error;
 mod ledger;
 pub mod load;
 pub mod manifest;
+pub mod prune;
 pub mod read;
 pub mod schema;
 

@@ -10,7 +10,7 @@ use racehorse_store::{export_doc, NewRun, Store};
 use std::path::Path;
 
 /// A cluster and its URL, or None (after saying why) without PostgreSQL.
-fn cluster(dir: &Path) -> Option<(Cluster, String)> {
+pub(crate) fn cluster(dir: &Path) -> Option<(Cluster, String)> {
     if let Err(e) = bin_dir() {
         racehorse_testkit::skip!("no PostgreSQL server binaries ({e})");
         return None;
@@ -27,7 +27,7 @@ fn cluster(dir: &Path) -> Option<(Cluster, String)> {
     Some((c, url))
 }
 
-fn cell(rep: u32, units: f64) -> racehorse_core::CellResult {
+pub(crate) fn cell(rep: u32, units: f64) -> racehorse_core::CellResult {
     let mut params = racehorse_core::Params::new();
     params.insert("clients".into(), racehorse_core::Value::Int(2));
     let spec = racehorse_core::CellSpec { workload: "null".into(), params, variant: "default".into(), rep };

@@ -40,7 +40,7 @@ pub const RUN_EXAMPLES: &str = "Examples:
 )]
 pub struct Cli {
     /// SQLite database (default: $XDG_DATA_HOME/racehorse/racehorse.db), or for `load`,
-    /// `list`, `show`, `export`, `compare`, `report` and `profile` a central PostgreSQL database:
+    /// `list`, `show`, `export`, `compare`, `report`, `profile` and `prune` a central PostgreSQL database:
     /// postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=require] (password also from PGPASSWORD)
     #[arg(long, global = true, env = "RACEHORSE_DB")]
     pub db: Option<PathBuf>,
@@ -98,6 +98,10 @@ pub enum Command {
     /// postgres://…): idempotent, only new runs and cells are added
     #[command(after_help = LOAD_EXAMPLES)]
     Load(LoadArgs),
+    /// Remove runs from the store (or the central database) by id, label, tag, host, age or
+    /// count per series; --dry-run lists them; runs the change-point ledger cites stay
+    #[command(after_help = crate::args_prune::PRUNE_EXAMPLES)]
+    Prune(crate::args_prune::PruneArgs),
     /// Restore CPUs and sysctls left changed by a racehorse (run or plugd) that was killed
     Restore,
     /// CPU/memory hotplug daemon speaking cpuplugd's config language (run, check, record, replay)

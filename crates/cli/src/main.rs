@@ -15,6 +15,7 @@ mod args_bisect;
 mod args_history;
 mod args_plugd;
 mod args_profile;
+mod args_prune;
 mod bisect_answer;
 mod bisect_profile;
 mod bisect_step;
@@ -27,6 +28,7 @@ mod cmd_history;
 mod cmd_import;
 mod cmd_plugd;
 mod cmd_profile;
+mod cmd_prune;
 mod cmd_run;
 mod cmd_serve;
 mod cmd_show;
@@ -131,6 +133,7 @@ fn main() -> ExitCode {
         Command::Hide(a) => cmd_history::hide(&cli, a),
         Command::Import(a) => cmd_import::import(&cli, a),
         Command::Load(a) => cmd_central::load(&cli, a),
+        Command::Prune(a) => cmd_prune::prune(&cli, a),
         Command::Restore => cmd_run::restore(),
         Command::Plugd(a) => cmd_plugd::plugd(a, cli.verbose > 0),
         Command::Serve(a) => cmd_serve::serve(a),

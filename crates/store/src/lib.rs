@@ -15,6 +15,8 @@ mod import_merge;
 pub mod import_stream;
 pub mod ledger;
 pub mod limits;
+pub mod prune;
+pub mod prune_store;
 pub mod query;
 mod resolve;
 pub mod schema;
