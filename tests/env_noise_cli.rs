@@ -90,7 +90,7 @@ fn env_shows_the_noise_settings_and_an_export_carries_them() {
 fn compare_lists_a_thp_change_in_the_environment_diff() {
     let _m = machine_lock();
     if !is_root() || !Path::new(THP).exists() {
-        eprintln!("skipped: needs root and {THP} (CI runs as root)");
+        racehorse_testkit::skip!("needs root and {THP} (CI runs as root)");
         return;
     }
     let before = thp_now();

@@ -79,7 +79,7 @@ fn profile_lists_frames_and_writes_a_standalone_svg() {
         let (dom, _) = crate::compare_cli::load_in_browser(&chrome, &svg, None);
         assert!(!dom.contains("parsererror") && dom.contains("hot_b"), "well-formed XML: {dom}");
     } else {
-        eprintln!("skipped: the SVG's XML check needs chromium (apt-get install chromium)");
+        racehorse_testkit::skip!("the SVG's XML check needs chromium (apt-get install chromium)");
     }
     let show = text(&sb.run(&["show", "base"]));
     assert!(show.contains("call stacks of 3000 samples: `racehorse profile`"), "{show}");
@@ -120,7 +120,9 @@ fn browser_check(compare: &Path, report: &Path) {
             std::env::var_os("RACEHORSE_REQUIRE_BROWSER").is_none(),
             "RACEHORSE_REQUIRE_BROWSER is set but chromium is not installed"
         );
-        eprintln!("skipped: chromium not installed (scripts/test.sh installs it: apt-get install chromium)");
+        racehorse_testkit::skip!(
+            "chromium not installed (scripts/test.sh installs it: apt-get install chromium)"
+        );
         return;
     };
     for page in [compare, report] {

@@ -117,7 +117,7 @@ fn planted_program(dir: &Path) -> Option<String> {
         Ok(o) if o.status.success() => Some(exe.display().to_string()),
         Ok(o) => panic!("cc failed: {}", text(&o)),
         Err(e) => {
-            eprintln!("skipped: no C compiler (cc): {e}");
+            racehorse_testkit::skip!("no C compiler (cc): {e}");
             None
         }
     }
@@ -138,7 +138,7 @@ fn call_chains_show_the_planted_caller_above_both_hot_functions() {
         return;
     }
     if !is_root() {
-        eprintln!("skipped: system-wide call-chain sampling needs root");
+        racehorse_testkit::skip!("system-wide call-chain sampling needs root");
         return;
     }
     let _m = machine_lock();
@@ -221,7 +221,7 @@ fn bad_profile_settings_stop_the_run_before_its_first_cell() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("add --profile"), "{}", text(&o));
     if !perf_usable() || !is_root() {
-        eprintln!("skipped: the checks that need perf and root");
+        racehorse_testkit::skip!("the checks that need perf and root");
         return;
     }
     let o = run(&["--profile", "--keep-profile", "/proc"]);
