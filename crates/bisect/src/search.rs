@@ -31,8 +31,9 @@ pub struct SearchOptions {
     /// and a false one would name an innocent commit).
     pub alpha: f64,
     /// The smallest change looked for between neighbours (relative, 0.025 = 2.5%); None: a
-    /// quarter of the endpoints' change. Neighbours whose interval lies within twice this are
-    /// the same.
+    /// quarter of the endpoints' change, as ratios compound (the fourth root of their ratio,
+    /// so that two large steps are each well above it). Neighbours whose interval lies within
+    /// twice this, compounded, are the same.
     pub min_change: Option<f64>,
     /// The direction the endpoints must differ in.
     pub wanted: Wanted,
@@ -167,7 +168,8 @@ impl Search {
     fn cmp(&self, a: usize, b: usize, pooled: Option<Pooled>, min_change: f64, wanted: Wanted) -> Comparison {
         let endpoints = a == 0 && b == self.len() - 1;
         let alpha = if endpoints { self.opts.alpha } else { self.pair_alpha() };
-        let rule = Rule { min_change, same_margin: 2.0 * min_change, alpha, wanted };
+        // Twice the smallest change, as ratios compound: (1 + m)² − 1.
+        let rule = Rule { min_change, same_margin: (1.0 + min_change).powi(2) - 1.0, alpha, wanted };
         compare(&self.runs[a], &self.runs[b], pooled, rule)
     }
 
@@ -201,8 +203,10 @@ impl Search {
             }
             Verdict::Same => return Action::Done(Outcome::NoDifference { endpoints }),
         }
-        let min_change =
-            self.opts.min_change.unwrap_or_else(|| (endpoints.ratio.max(1.0 / endpoints.ratio) - 1.0) / 4.0);
+        let min_change = self
+            .opts
+            .min_change
+            .unwrap_or_else(|| endpoints.ratio.max(1.0 / endpoints.ratio).powf(0.25) - 1.0);
         self.pairs(endpoints, pooled, min_change)
     }
 

@@ -84,6 +84,19 @@ fn endpoints_still_unknown_when_runs_run_out_are_undecided_not_the_same() {
 }
 
 #[test]
+fn two_large_steps_are_both_found() {
+    // Slowdowns of 1.5x and 2.4x: the endpoints differ 3.6x. A quarter of that change taken
+    // linearly (65%) would call the 1.5x step too small to count, and "the same" (±130%)
+    // would swallow it; compounded, a quarter is 38%.
+    let levels: Vec<f64> =
+        (0..12).map(|i| 1000.0 / if i >= 4 { 1.5 } else { 1.0 } / if i >= 9 { 2.4 } else { 1.0 }).collect();
+    for seed in 0..5 {
+        let (o, _) = run(&levels, &[], SearchOptions::default(), seed);
+        assert_eq!(changes(&o), vec![(3, 4), (8, 9)], "seed {seed}");
+    }
+}
+
+#[test]
 fn the_wrong_direction_is_no_difference() {
     let opts = SearchOptions { wanted: Wanted::Up, ..SearchOptions::default() };
     let (o, _) = run(&slowdown_at(16, &[8], 0.9), &[], opts, 4);
