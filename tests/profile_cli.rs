@@ -237,3 +237,76 @@ fn bad_profile_settings_stop_the_run_before_its_first_cell() {
     }
     assert!(!text(&sb.run(&["list"])).contains("bad") || o.status.success(), "no run was recorded");
 }
+
+/// One profiled run of the planted program built from `source`, labelled `label`.
+fn profiled_run(sb: &Sandbox, source: &str, label: &str) {
+    let src = sb.dir.path().join("twice.c");
+    std::fs::write(&src, source).expect("write the C source");
+    let exe = sb.dir.path().join("twice");
+    let o = std::process::Command::new("cc")
+        .args(["-O1", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("cc");
+    assert!(o.status.success(), "cc failed: {}", text(&o));
+    let exe = exe.display().to_string();
+    let o = sb.run(&[
+        "run",
+        "command",
+        "--profile",
+        "--reps",
+        "2",
+        "--label",
+        label,
+        "-o",
+        r"regex:=done (\d+)",
+        "-o",
+        "count=true",
+        "--no-warm-up",
+        "--quiet",
+        "--",
+        &exe,
+        "120",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn a_function_made_twice_as_costly_doubles_its_cpu_per_unit_in_compare() {
+    if !perf_usable() {
+        return;
+    }
+    if !is_root() {
+        racehorse_testkit::skip!("system-wide call-chain sampling needs root");
+        return;
+    }
+    let _m = machine_lock();
+    let sb = Sandbox::new();
+    if planted_program(sb.dir.path()).is_none() {
+        return;
+    }
+    profiled_run(&sb, PLANTED_C, "base");
+    // The same program (same path, same point) with leaf_b doing twice the work per unit.
+    profiled_run(&sb, &PLANTED_C.replace("leaf_b(1000000)", "leaf_b(2000000)"), "new");
+    let o = sb.run(&["compare", "base", "new"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    let frames = out.split("Frames whose own CPU per unit of work moved most").nth(1).expect("frame table");
+    let ratio_of = |name: &str| -> f64 {
+        let line =
+            frames.lines().find(|l| l.contains(&format!(" {name} ←"))).unwrap_or_else(|| panic!("{out}"));
+        line.split_whitespace().nth(2).and_then(|r| r.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+    };
+    let (b, a) = (ratio_of("leaf_b"), ratio_of("leaf_a"));
+    assert!((1.5..2.7).contains(&b), "leaf_b costs twice as much per unit: {b}\n{out}");
+    assert!((0.7..1.35).contains(&a), "leaf_a is unchanged per unit: {a}\n{out}");
+    let html = sb.dir.path().join("cmp.html");
+    let o = sb.run(&["compare", "base", "new", "-o", html.to_str().expect("path")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).expect("page");
+    let frame = page.split("<title>leaf_b").nth(1).expect("leaf_b in the differential flame graph");
+    let frame = frame.split("</g>").next().unwrap_or("");
+    let fill = frame.split("fill=\"").nth(1).and_then(|f| f.split('"').next()).unwrap_or("");
+    assert!(fill.starts_with("rgb(255,"), "leaf_b is red (costs more per unit): {fill}");
+}
