@@ -105,9 +105,15 @@ int main(int argc, char **argv) {
 
 /// Compiles [`PLANTED_C`] into `dir/planted`; None (saying why) without a C compiler.
 fn planted_program(dir: &Path) -> Option<String> {
-    let src = dir.join("planted.c");
-    std::fs::write(&src, PLANTED_C).expect("write the C source");
-    let exe = dir.join("planted");
+    compile(dir, PLANTED_C, "planted")
+}
+
+/// Compiles `source` into `dir/name` with frame pointers and no inlining; None (saying why)
+/// without a C compiler.
+fn compile(dir: &Path, source: &str, name: &str) -> Option<String> {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).expect("write the C source");
+    let exe = dir.join(name);
     let built = std::process::Command::new("cc")
         .args(["-O1", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
         .arg(&exe)
@@ -238,19 +244,10 @@ fn bad_profile_settings_stop_the_run_before_its_first_cell() {
     assert!(!text(&sb.run(&["list"])).contains("bad") || o.status.success(), "no run was recorded");
 }
 
-/// One profiled run of the planted program built from `source`, labelled `label`.
+/// One profiled run of the planted program built from `source` (always at the same path, so
+/// both runs are the same point), labelled `label`.
 fn profiled_run(sb: &Sandbox, source: &str, label: &str) {
-    let src = sb.dir.path().join("twice.c");
-    std::fs::write(&src, source).expect("write the C source");
-    let exe = sb.dir.path().join("twice");
-    let o = std::process::Command::new("cc")
-        .args(["-O1", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("cc");
-    assert!(o.status.success(), "cc failed: {}", text(&o));
-    let exe = exe.display().to_string();
+    let exe = compile(sb.dir.path(), source, "twice").expect("cc was found for the first build");
     let o = sb.run(&[
         "run",
         "command",

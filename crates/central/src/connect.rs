@@ -72,6 +72,24 @@ pub fn connect(url: &str) -> Result<postgres::Client, CentralError> {
     result.map_err(|e| failed(crate::error::pg_why(&e)))
 }
 
+/// A connection to `url` whose central schema is at this racehorse's version: a newer one is
+/// refused, an older (or absent) one too, with `when_older` saying what the user can do.
+pub fn connect_current(url: &str, when_older: &str) -> Result<postgres::Client, CentralError> {
+    let mut client = connect(url)?;
+    let found = crate::schema::version(&mut client)?;
+    let known = crate::schema::CENTRAL_VERSION;
+    if found > known {
+        return Err(CentralError::TooNew { found, known });
+    }
+    if found < known {
+        return Err(CentralError::UnknownRun(format!(
+            "{} holds no racehorse runs at central schema version {known} (found version {found}); {when_older}",
+            redacted(url)
+        )));
+    }
+    Ok(client)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,19 +17,7 @@ pub struct Pruner {
 impl Pruner {
     /// Connects to `url`, which must hold the central schema at this racehorse's version.
     pub fn open(url: &str) -> Result<Pruner, CentralError> {
-        let mut client = crate::connect(url)?;
-        let found = crate::schema::version(&mut client)?;
-        if found > crate::schema::CENTRAL_VERSION {
-            return Err(CentralError::TooNew { found, known: crate::schema::CENTRAL_VERSION });
-        }
-        if found < crate::schema::CENTRAL_VERSION {
-            return Err(CentralError::UnknownRun(format!(
-                "{} holds no racehorse runs at central schema version {} (found version {found}); \
-                 nothing to prune",
-                crate::redacted(url),
-                crate::schema::CENTRAL_VERSION
-            )));
-        }
+        let client = crate::connect::connect_current(url, "nothing to prune")?;
         Ok(Pruner { client })
     }
 

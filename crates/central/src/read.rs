@@ -72,19 +72,10 @@ pub struct Reader {
 impl Reader {
     /// Connects to `url`; the database must hold the central schema at this racehorse's version.
     pub fn open(url: &str) -> Result<Reader, CentralError> {
-        let mut client = crate::connect(url)?;
-        let found = crate::schema::version(&mut client)?;
-        if found > crate::schema::CENTRAL_VERSION {
-            return Err(CentralError::TooNew { found, known: crate::schema::CENTRAL_VERSION });
-        }
-        if found < crate::schema::CENTRAL_VERSION {
-            return Err(CentralError::UnknownRun(format!(
-                "{} holds no racehorse runs at central schema version {} (found version {found}); \
-                 `racehorse load --db URL FILE…` creates and migrates the schema",
-                crate::redacted(url),
-                crate::schema::CENTRAL_VERSION
-            )));
-        }
+        let client = crate::connect::connect_current(
+            url,
+            "`racehorse load --db URL FILE…` creates and migrates the schema",
+        )?;
         Ok(Reader { client })
     }
 
