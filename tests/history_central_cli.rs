@@ -66,6 +66,13 @@ fn history_and_alerts_keep_one_ledger_in_the_central_store() {
         "{c}"
     );
     let id = c["ledger"]["id"].as_i64().expect("a central ledger id").to_string();
+    // Only the points named are read from the central store: another parameter matches no
+    // cell and says so; a workload the store lacks is a usage error that names those it has.
+    let o = central(&url, &["history", "null", "-p", "clients=2", "--no-ledger"]);
+    assert!(o.status.success() && text(&o).contains("no cells of null match"), "{}", text(&o));
+    let o = central(&url, &["history", "fileserver", "--no-ledger"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("the store has: null"), "{}", text(&o));
     // Running it again adds nothing: one ledger, in the central store.
     json(&central(&url, &["history", "null", "--figure", "throughput", "--json"]));
     let o = central(&url, &["alerts", "--fail-on-new", "--json"]);

@@ -214,6 +214,37 @@ impl Reader {
 
     /// Copies `run` with its cells into `store` (import path); returns its id there.
     pub fn copy_into(&mut self, run: &CentralRun, store: &Store) -> Result<i64, CentralError> {
+        self.copy_points_into(run, None, store)
+    }
+
+    /// Every point of the store (its match key) with its parameters, in key order. The keys
+    /// are found by skipping through the index on `match_key` (one probe per distinct key, not
+    /// a read of every cell), and each key's parameters come from one of its cells.
+    pub fn points(&mut self) -> Result<Vec<(String, Json)>, CentralError> {
+        let rows = self
+            .client
+            .query(
+                "WITH RECURSIVE k(key) AS ( \
+                   (SELECT match_key FROM racehorse.cells ORDER BY match_key LIMIT 1) \
+                   UNION ALL \
+                   SELECT (SELECT c.match_key FROM racehorse.cells c WHERE c.match_key > k.key \
+                           ORDER BY c.match_key LIMIT 1) FROM k WHERE k.key IS NOT NULL) \
+                 SELECT k.key, (SELECT c.cell->'params' FROM racehorse.cells c WHERE c.match_key = k.key LIMIT 1) \
+                 FROM k WHERE k.key IS NOT NULL",
+                &[],
+            )
+            .map_err(sql("listing the points"))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get::<_, Option<Json>>(1).unwrap_or(Json::Null))).collect())
+    }
+
+    /// Copies `run` into `store` with the cells of the points `keys` only (every cell when
+    /// None), as `history` needs: the run, its tags and change points, and those cells.
+    pub fn copy_points_into(
+        &mut self,
+        run: &CentralRun,
+        keys: Option<&[String]>,
+        store: &Store,
+    ) -> Result<i64, CentralError> {
         let doing = format!("reading run {}", run.uuid);
         let row = self
             .client
@@ -225,8 +256,9 @@ impl Reader {
         let cells: Vec<Json> = self
             .client
             .query(
-                "SELECT cell FROM racehorse.cells WHERE run_uuid = $1::text::uuid ORDER BY idx, match_key, rep, dup",
-                &[&run.uuid],
+                "SELECT cell FROM racehorse.cells WHERE run_uuid = $1::text::uuid \
+                 AND ($2::text[] IS NULL OR match_key = ANY($2)) ORDER BY idx, match_key, rep, dup",
+                &[&run.uuid, &keys],
             )
             .map_err(sql(doing.clone()))?
             .iter()

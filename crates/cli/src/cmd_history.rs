@@ -90,9 +90,15 @@ pub fn history(cli: &Cli, a: &HistoryArgs) -> CmdResult {
     }
     let sel = selection(a)?;
     let central = crate::cmd_central::central_url(cli);
-    let (store, writable) = match &central {
-        Some(url) => (central_copy(url, &sel.runs)?, !a.no_ledger),
-        None => history_store(cli, !a.no_ledger)?,
+    let (store, writable, workloads) = match &central {
+        Some(url) => {
+            let (store, workloads) = central_copy(url, &sel)?;
+            (store, !a.no_ledger, workloads)
+        }
+        None => {
+            let (store, writable) = history_store(cli, !a.no_ledger)?;
+            (store, writable, None)
+        }
     };
     let anchor_run = match &a.anchor {
         Some(key) => Some(store.resolve_run(key).map_err(Failure::usage)?.id),
@@ -103,7 +109,7 @@ pub fn history(cli: &Cli, a: &HistoryArgs) -> CmdResult {
         eprintln!("note: {} runs have no tag to order them by and are left out", got.runs_without_order_tag);
     }
     if got.series.is_empty() {
-        return nothing_matches(&store, a, got.runs_read);
+        return nothing_matches(&store, workloads, a, got.runs_read);
     }
     let points = distinct_points(&got.series);
     let hopts = HistoryOptions { detect: opts, anchor_run };
@@ -131,13 +137,26 @@ pub fn history(cli: &Cli, a: &HistoryArgs) -> CmdResult {
     output(a, &shown, detailed, Source::Store)
 }
 
-/// With a central database: an in-memory store holding the runs that pass `filter` (with
-/// their tags) and the whole central ledger, which history analyses as it would a SQLite store.
-fn central_copy(url: &str, filter: &RunFilter) -> Result<Store, Failure> {
+/// With a central database: an in-memory store holding the runs that pass the selection's
+/// run filter (with their tags), the cells of the points it names (every cell when it names
+/// none), and the whole central ledger, which history analyses as it would a SQLite store;
+/// with the central store's workloads when it copied only some points.
+fn central_copy(url: &str, sel: &Selection) -> Result<(Store, Option<Vec<String>>), Failure> {
     use crate::cmd_central::failure;
     let mut reader = racehorse_central::read::Reader::open(url).map_err(failure)?;
     let store = Store::open_in_memory().context("creating the in-memory store")?;
-    let mut runs = reader.runs_where(filter).map_err(failure)?;
+    let (keys, workloads) = match sel.workload.is_some() || sel.variant.is_some() || !sel.params.is_empty() {
+        true => {
+            let points = reader.points().map_err(failure)?;
+            let mut workloads: Vec<String> =
+                points.iter().map(|(k, _)| k.split('|').next().unwrap_or_default().to_string()).collect();
+            workloads.sort();
+            workloads.dedup();
+            (Some(selected_points(points, sel)), Some(workloads))
+        }
+        false => (None, None),
+    };
+    let mut runs = reader.runs_where(&sel.runs).map_err(failure)?;
     // Oldest first, so that runs started in the same second keep their order in the copy.
     runs.sort_by(|a, b| {
         (a.started_at_unix_s, &a.inventory_name, a.source_id).cmp(&(
@@ -147,12 +166,27 @@ fn central_copy(url: &str, filter: &RunFilter) -> Result<Store, Failure> {
         ))
     });
     for run in runs {
-        reader.copy_into(&run, &store).map_err(failure)?;
+        reader.copy_points_into(&run, keys.as_deref(), &store).map_err(failure)?;
     }
     for p in reader.ledger().map_err(failure)? {
         store.merge_change_point(&p).context("copying the ledger")?;
     }
-    Ok(store)
+    Ok((store, workloads))
+}
+
+/// The match keys of the points `sel` reads, from the central store's points and their
+/// parameters (a key is `workload|variant|name=value|…`).
+fn selected_points(points: Vec<(String, serde_json::Value)>, sel: &Selection) -> Vec<String> {
+    points
+        .into_iter()
+        .filter(|(key, params)| {
+            let mut parts = key.splitn(3, '|');
+            let (workload, variant) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+            let params: racehorse_core::Params = serde_json::from_value(params.clone()).unwrap_or_default();
+            history::point_selected(workload, variant, &params, sel)
+        })
+        .map(|(key, _)| key)
+        .collect()
 }
 
 /// Writes what the analysis added or changed in the copy's ledger back to the central
@@ -229,13 +263,17 @@ fn distinct_points(series: &[Series]) -> usize {
 }
 
 /// No series: say why, and for an unknown workload which ones the store has.
-fn nothing_matches(store: &Store, a: &HistoryArgs, runs: usize) -> CmdResult {
+/// `workloads`: every workload of the central store, when the copy holds only some points.
+fn nothing_matches(store: &Store, workloads: Option<Vec<String>>, a: &HistoryArgs, runs: usize) -> CmdResult {
     if runs == 0 {
         println!("no runs match; list them with `racehorse list` (and the same filters)");
         return Ok(0);
     }
     if let Some(w) = &a.workload {
-        let known = store.workloads().context("listing workloads")?;
+        let known = match workloads {
+            Some(w) => w,
+            None => store.workloads().context("listing workloads")?,
+        };
         if !known.contains(w) {
             return Err(Failure::usage(format!(
                 "no cells of workload {w:?} in the runs selected; the store has: {}",
@@ -342,7 +380,7 @@ pub fn alerts(cli: &Cli, a: &AlertsArgs) -> CmdResult {
     let sel = Selection { runs: run_filter(&a.runs)?, figures: SCANNED.to_vec(), ..Selection::default() };
     let central = crate::cmd_central::central_url(cli);
     let (store, writable) = match &central {
-        Some(url) => (central_copy(url, &sel.runs)?, true),
+        Some(url) => (central_copy(url, &sel)?.0, true),
         None => history_store(cli, true)?,
     };
     let got = history::collect(&store, &sel, &engine_direction).context("reading the series")?;

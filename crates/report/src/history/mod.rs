@@ -18,7 +18,7 @@ pub use analyse::{analyse, Analysis, HistoryOptions, SeriesChange};
 /// where nothing is stored).
 pub type WithLedger = (Analysis, Vec<Option<racehorse_store::ledger::ChangePointRecord>>);
 pub use figure::Figure;
-pub use series::{collect, RunOrder, RunRef, RunValues, Selection, Series, SeriesKey};
+pub use series::{collect, point_selected, RunOrder, RunRef, RunValues, Selection, Series, SeriesKey};
 
 #[cfg(test)]
 mod tests;

@@ -182,10 +182,16 @@ fn ordered(refs: Vec<Arc<RunRef>>, order: &RunOrder) -> (Vec<Arc<RunRef>>, usize
 }
 
 fn selected(cell: &CellResult, sel: &Selection) -> bool {
-    if sel.variant.as_ref().is_some_and(|v| *v != cell.spec.variant) {
+    point_selected(&cell.spec.workload, &cell.spec.variant, &cell.spec.params, sel)
+}
+
+/// Whether the point of `workload`, `variant` and `params` is one the selection reads (a
+/// central store asks before it copies a point's cells).
+pub fn point_selected(workload: &str, variant: &str, params: &Params, sel: &Selection) -> bool {
+    if sel.workload.as_ref().is_some_and(|w| w != workload) || sel.variant.as_ref().is_some_and(|v| v != variant) {
         return false;
     }
-    sel.params.iter().all(|(k, want)| cell.spec.params.get(k).is_some_and(|v| value_matches(k, v, want)))
+    sel.params.iter().all(|(k, want)| params.get(k).is_some_and(|v| value_matches(k, v, want)))
 }
 
 /// A parameter value matches the text a user gave: as stored or as shown (`64k`).
