@@ -85,7 +85,7 @@ queries=(
   "list --since (half the runs)|list --since $since"
   "show night:$mid|show night:$mid"
   "compare night:$prev night:$mid|compare night:$prev night:$mid"
-  "history of one point over $runs runs|history --workload $workload -p clients=$point --no-ledger"
+  "history of one point over $runs runs|history $workload -p clients=$point --no-ledger"
 )
 echo
 echo "| query | median s | range s | output lines |"

@@ -125,6 +125,22 @@ fn fleet_runs_load_once_and_list_a_campaign_with_its_missing_host() {
     assert_eq!((runs, json["hosts_without_runs"][0]["name"].as_str()), (Some(2), Some("web-3")), "{json}");
     assert_eq!(central(&url, &["list", "--campaign", "nope"]).status.code(), Some(2));
     assert_eq!(central(&url, &["run", "null"]).status.code(), Some(2), "a run writes a SQLite store");
+    // The run filters apply to the central list as to a SQLite store's, with the campaign.
+    let hosts = |args: &[&str]| -> Vec<String> {
+        let o = central(&url, &[&["list", "--json"], args].concat());
+        let json: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        json["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["inventory_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(hosts(&["--host", "web-2"]), ["web-2"]);
+    assert_eq!(hosts(&["--campaign", "c1", "--host", "web-1"]), ["web-1"]);
+    assert_eq!(hosts(&["--label", "no-such-label"]), Vec::<String>::new());
+    assert_eq!(hosts(&["--limit", "1"]).len(), 1);
 }
 
 #[test]

@@ -134,7 +134,11 @@ pub(crate) fn tags(
 }
 
 /// The uuids of the runs that pass `f`, newest first.
-pub(crate) fn runs_where(c: &mut impl GenericClient, f: &RunFilter) -> Result<Vec<String>, CentralError> {
+pub(crate) fn runs_where(
+    c: &mut impl GenericClient,
+    f: &RunFilter,
+    campaign: Option<&str>,
+) -> Result<Vec<String>, CentralError> {
     let tags: Vec<String> = f.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let limit = f.limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
     let rows = c
@@ -144,8 +148,9 @@ pub(crate) fn runs_where(c: &mut impl GenericClient, f: &RunFilter) -> Result<Ve
              AND ($4::text IS NULL OR r.host = $4 OR r.inventory_name = $4) \
              AND (SELECT count(*) FROM racehorse.run_tags t WHERE t.run_uuid = r.uuid \
                   AND t.key || '=' || t.value = ANY($5)) = cardinality($5) \
+             AND ($7::text IS NULL OR r.campaign = $7) \
              ORDER BY r.started_at_unix_s DESC, r.uuid LIMIT $6",
-            &[&f.label, &f.since_unix_s, &f.until_unix_s, &f.host, &tags, &limit],
+            &[&f.label, &f.since_unix_s, &f.until_unix_s, &f.host, &tags, &limit, &campaign],
         )
         .map_err(sql("selecting runs"))?;
     Ok(rows.iter().map(|r| r.get(0)).collect())

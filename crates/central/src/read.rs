@@ -182,12 +182,13 @@ impl Reader {
         })
     }
 
-    /// The runs that pass `filter`, newest first.
+    /// The runs that pass `filter` (and are of `campaign`, when given), newest first.
     pub fn runs_where(
         &mut self,
         filter: &racehorse_store::RunFilter,
+        campaign: Option<&str>,
     ) -> Result<Vec<CentralRun>, CentralError> {
-        let uuids = crate::ledger::runs_where(&mut self.client, filter)?;
+        let uuids = crate::ledger::runs_where(&mut self.client, filter, campaign)?;
         let q = format!("{RUN_SELECT} WHERE r.uuid::text = ANY($1) {ORDER}");
         let rows = self.client.query(&q, &[&uuids]).map_err(sql("listing the central runs"))?;
         Ok(rows.iter().map(run_from_row).collect())

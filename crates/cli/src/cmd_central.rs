@@ -114,7 +114,12 @@ pub fn load(cli: &Cli, a: &LoadArgs) -> CmdResult {
 /// `racehorse list --db postgres://… [--campaign ID] [--json]`.
 pub fn list(url: &str, a: &ListArgs) -> CmdResult {
     let mut reader = Reader::open(url).map_err(failure)?;
-    let runs = reader.runs(a.campaign.as_deref()).map_err(failure)?;
+    let filter = crate::cmd_history::run_filter(&a.filter)?;
+    let runs = match filter == racehorse_store::RunFilter::default() {
+        true => reader.runs(a.campaign.as_deref()),
+        false => reader.runs_where(&filter, a.campaign.as_deref()),
+    }
+    .map_err(failure)?;
     let missing = match &a.campaign {
         Some(c) => {
             if runs.is_empty() && !reader.campaign_known(c).map_err(failure)? {

@@ -156,7 +156,7 @@ fn central_copy(url: &str, sel: &Selection) -> Result<(Store, Option<Vec<String>
         }
         false => (None, None),
     };
-    let mut runs = reader.runs_where(&sel.runs).map_err(failure)?;
+    let mut runs = reader.runs_where(&sel.runs, None).map_err(failure)?;
     // Oldest first, so that runs started in the same second keep their order in the copy.
     runs.sort_by(|a, b| {
         (a.started_at_unix_s, &a.inventory_name, a.source_id).cmp(&(

@@ -188,7 +188,9 @@ fn selected(cell: &CellResult, sel: &Selection) -> bool {
 /// Whether the point of `workload`, `variant` and `params` is one the selection reads (a
 /// central store asks before it copies a point's cells).
 pub fn point_selected(workload: &str, variant: &str, params: &Params, sel: &Selection) -> bool {
-    if sel.workload.as_ref().is_some_and(|w| w != workload) || sel.variant.as_ref().is_some_and(|v| v != variant) {
+    if sel.workload.as_ref().is_some_and(|w| w != workload)
+        || sel.variant.as_ref().is_some_and(|v| v != variant)
+    {
         return false;
     }
     sel.params.iter().all(|(k, want)| params.get(k).is_some_and(|v| value_matches(k, v, want)))
