@@ -1,6 +1,7 @@
 //! The house rules that code review would otherwise have to remember, checked on every Rust
 //! source of the workspace: a `//!` first line, files of at most 600 lines, functions of at
-//! most 80 lines (signature to closing brace, as written).
+//! most 80 lines (signature to closing brace, as written), and in the runner no `Result<_,
+//! String>` but in documented leaf parsers.
 
 use std::path::{Path, PathBuf};
 
@@ -150,4 +151,110 @@ fn every_run_time_skip_goes_through_the_testkit() {
         }
     }
     assert!(bad.is_empty(), "use racehorse_testkit::skip!(REASON) instead:\n{}", bad.join("\n"));
+}
+
+/// The runner's `Result<_, String>` sites that are left (issue 46): leaf parsers and checks
+/// whose callers wrap the message into a typed error (`SuiteError` with file:line:col,
+/// `OverrideError` naming the flag, `PerfError`), and test helpers. Each says so in a comment
+/// holding "leaf" just above it. A new one gets a typed error in its module instead
+/// (crates/runner/src/error.rs lists them), or, if it is a leaf, that comment and this count.
+const RUNNER_LEAF_STRING_RESULTS: usize = 32;
+
+/// Whether the type text `ty` holds a `Result<…, String>`: a `Result` whose last argument is
+/// `String` (`io::Result<String>` and `Result<String, E>` are not).
+fn has_string_error(ty: &str) -> bool {
+    let mut from = 0;
+    while let Some(at) = ty[from..].find("Result<") {
+        let start = from + at + "Result<".len();
+        let (mut depth, mut last_comma) = (0i32, None);
+        for (i, c) in ty[start..].char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' if depth == 0 => {
+                    if last_comma.is_some_and(|c: usize| ty[c..start + i].trim() == "String") {
+                        return true;
+                    }
+                    break;
+                }
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => last_comma = Some(start + i + 1),
+                _ => {}
+            }
+        }
+        from = start;
+    }
+    false
+}
+
+/// Whether a comment holding "leaf" stands above line `i`, over the lines of its signature
+/// and attributes (up to 8 lines, not past the end of an earlier item).
+fn leaf_comment_above(lines: &[&str], i: usize) -> bool {
+    for l in lines[i.saturating_sub(8)..i].iter().rev() {
+        let t = l.trim();
+        if t.starts_with("//") {
+            if t.to_lowercase().contains("leaf") {
+                return true;
+            }
+        } else if t.is_empty() || t.ends_with('}') || t.ends_with(';') || t.ends_with('{') {
+            return false;
+        }
+    }
+    false
+}
+
+#[test]
+fn the_runner_keeps_string_errors_only_in_documented_leaf_parsers() {
+    let mut files = Vec::new();
+    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/runner/src"), &mut files);
+    assert!(files.len() > 30, "found only {} runner sources", files.len());
+    let (mut sites, mut undocumented) = (0, Vec::new());
+    for p in files {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let code = code_of(l);
+            let Some(at) = code.find("->") else { continue };
+            if !has_string_error(&code[at + 2..]) {
+                continue;
+            }
+            sites += 1;
+            if !leaf_comment_above(&lines, i) {
+                undocumented.push(format!("{}:{}: {}", p.display(), i + 1, l.trim()));
+            }
+        }
+    }
+    assert!(
+        undocumented.is_empty(),
+        "a `Result<_, String>` in the runner must be a leaf whose caller wraps the message into a \
+         typed error, and say so in a comment (\"Leaf parser: CALLER wraps it …\") above it; else \
+         give its module a typed error that converts into RunError:\n{}",
+        undocumented.join("\n")
+    );
+    assert!(
+        sites <= RUNNER_LEAF_STRING_RESULTS,
+        "{sites} `Result<_, String>` sites in crates/runner/src, at most {RUNNER_LEAF_STRING_RESULTS}: \
+         give the new one's module a typed error (crates/runner/src/error.rs)"
+    );
+}
+
+#[test]
+fn string_errors_are_told_from_other_results() {
+    assert!(has_string_error(" Result<Vec<u32>, String> {"));
+    assert!(has_string_error(" Option<Result<Vec<Value>, String>> {"));
+    assert!(has_string_error(" Result<BTreeMap<String, String>, String> {"));
+    assert!(has_string_error(" Result<Value, String>),"));
+    assert!(!has_string_error(" Result<String, PerfError> {"));
+    assert!(!has_string_error(" io::Result<String> {"));
+    assert!(!has_string_error(" Result<(String, u32), RunError> {"));
+    assert!(!has_string_error(" Option<String> {"));
+    let lines = [
+        "}",
+        "/// Leaf parser: wrapped by its caller.",
+        "fn a(",
+        "    x: u32,",
+        ") -> Result<u32, String> {",
+    ];
+    assert!(leaf_comment_above(&lines, 4));
+    assert!(!leaf_comment_above(&["/// Leaf.", "fn a() {}", "fn b() -> Result<u32, String> {"], 2));
+    assert!(!leaf_comment_above(&["/// Parses.", "fn b() -> Result<u32, String> {"], 1));
 }

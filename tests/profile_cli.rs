@@ -244,6 +244,54 @@ fn bad_profile_settings_stop_the_run_before_its_first_cell() {
     assert!(!text(&sb.run(&["list"])).contains("bad") || o.status.success(), "no run was recorded");
 }
 
+/// Issue 46: what stops `--profile` before anything runs has its exit code: a perf too old
+/// or broken is a usage error (2, as a missing tool is), a scratch directory that cannot be
+/// made is a failure (1).
+#[test]
+fn issue46_profile_setup_errors_have_their_exit_codes() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let bin_dir = sb.dir.path().join("bin");
+    std::fs::create_dir_all(&bin_dir).expect("bin dir");
+    let fake_perf = |script: &str| {
+        let p = bin_dir.join("perf");
+        std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).expect("fake perf");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    };
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |tmp: Option<&Path>| {
+        let mut c = sb.cmd(&["run", "null", "--runtime", "100ms", "--warmup", "0s", "--quiet", "--profile"]);
+        c.env("PATH", &path);
+        if let Some(t) = tmp {
+            c.env("TMPDIR", t);
+        }
+        c.output().expect("spawn racehorse")
+    };
+    fake_perf("echo 'perf version 4.19.0'");
+    let o = run(None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("is perf 4.19; profiling needs perf >= 5.10"), "{}", text(&o));
+    fake_perf("echo 'perf: no perf for this kernel' >&2; exit 3");
+    let o = run(None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--version failed") && text(&o).contains("no perf for this kernel"),
+        "{}",
+        text(&o)
+    );
+    if !is_root() {
+        racehorse_testkit::skip!(
+            "the scratch directory's check needs root (to pass perf's permission check)"
+        );
+        return;
+    }
+    fake_perf("echo 'perf version 6.1.0'");
+    let o = run(Some(&sb.dir.path().join("no-such-dir")));
+    assert_eq!(o.status.code(), Some(1), "not a usage error: {}", text(&o));
+    assert!(text(&o).contains("cannot create a temporary directory"), "{}", text(&o));
+    assert!(!sb.db().exists(), "nothing was recorded");
+}
+
 /// One profiled run of the planted program built from `source` (always at the same path, so
 /// both runs are the same point), labelled `label`.
 fn profiled_run(sb: &Sandbox, source: &str, label: &str) {

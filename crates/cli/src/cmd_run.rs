@@ -13,7 +13,7 @@ use racehorse_machine::recovery::recover_all;
 use racehorse_machine::{cpuctl, StopSignals, SysRoot};
 use racehorse_runner::duration::human;
 use racehorse_runner::lifecycle::{self, RunRequest};
-use racehorse_runner::{JsonLinesSink, Overrides, Plan, ProgressSink, Sink, Suite};
+use racehorse_runner::{JsonLinesSink, Overrides, Plan, ProgressSink, RunError, Sink, Suite};
 use racehorse_store::Store;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -192,13 +192,13 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
     let (suite, label) = build_suite(a, online)?;
     for w in &suite.workloads {
         if let Some(e) = find(&w.engine) {
-            ready(e, !a.dry_run).map_err(Failure::usage)?;
+            ready(e, !a.dry_run).map_err(RunError::from)?;
         }
     }
     let plan = Plan::expand(&suite, possible, online).map_err(Failure::usage)?;
     // Settings that cannot parse are refused even by a dry run.
     if let Some(spec) = &a.profile {
-        racehorse_runner::profile::parse_spec(spec).map_err(|e| Failure::usage(format!("--profile: {e}")))?;
+        racehorse_runner::profile::parse_spec(spec).map_err(RunError::from)?;
     }
     if a.dry_run {
         print_plan(&plan, !a.no_warm_up);
@@ -214,7 +214,7 @@ pub fn run(cli: &Cli, a: &RunArgs) -> CmdResult {
     let profile = match &a.profile {
         Some(spec) => {
             let (settings, notes) = racehorse_runner::profiling::prepare(spec, a.keep_profile.as_deref())
-                .map_err(Failure::usage)?;
+                .map_err(RunError::from)?;
             for note in notes {
                 eprintln!("note: {note}");
             }

@@ -6,6 +6,7 @@ use crate::error::{Context, RunError};
 use crate::plan::Plan;
 use crate::suite::variant::Variant;
 use crate::suite::Suite;
+use crate::volume::VolumeRefusal;
 use racehorse_machine::cpuctl::format_cpu_list;
 use racehorse_machine::knobs::{block_queue_dir, device_of_path, governor_files, selected_value, thp_file};
 use racehorse_machine::{Guard, SysRoot};
@@ -246,11 +247,11 @@ pub fn apply_variant(
     set.extend(apply_files(v, root, targets, guard)?);
     described(v, &dir, &mut set);
     if let Some(p) = &v.plugd {
-        let (start, stop) = plugd_commands(v, &p.config_text().map_err(RunError::Usage)?)?;
+        let (start, stop) = plugd_commands(v, &p.config_text()?)?;
         guard.run_command(Some(&start), Some(&stop)).context("starting plugd")?;
     }
     if let Some(vol) = &v.volume {
-        check_volume(vol, root).map_err(RunError::Usage).context("volume")?;
+        check_volume(vol, root)?;
         let (build, teardown) = vol.commands(&v.name, &dir);
         guard.run_command(Some(&build), Some(&teardown)).context("building the volume")?;
         set.insert("volume".into(), vol.describe());
@@ -266,19 +267,14 @@ pub fn apply_variant(
 
 /// Whether `vol` can be built here: the kernel has what the layout needs, its tools are on
 /// PATH, and every device is a free block device that holds no data (unless destructive).
-fn check_volume(vol: &crate::volume::VolumeSpec, root: &SysRoot) -> Result<(), String> {
-    racehorse_machine::scratch::kernel_supports(root, &vol.kind)?;
-    for tool in vol.tools() {
-        if racehorse_machine::path::find_file(tool).is_none() {
-            return Err(format!(
-                "{} needs `{tool}` on PATH; install it (lvm2, mdadm, btrfs-progs, util-linux)",
-                vol.kind
-            ));
-        }
+fn check_volume(vol: &crate::volume::VolumeSpec, root: &SysRoot) -> Result<(), VolumeRefusal> {
+    racehorse_machine::scratch::kernel_supports(root, &vol.kind).map_err(VolumeRefusal::Kernel)?;
+    if let Some(&tool) = vol.tools().iter().find(|t| racehorse_machine::path::find_file(t).is_none()) {
+        return Err(VolumeRefusal::ToolMissing { kind: vol.kind.clone(), tool });
     }
     for d in &vol.devices {
         if let Some(why) = racehorse_machine::scratch::refuse_device(root, d, vol.destructive) {
-            return Err(why);
+            return Err(VolumeRefusal::Device(why));
         }
     }
     Ok(())
@@ -321,13 +317,13 @@ pub fn check_variants(
         let refused = |e: RunError| e.refused(format_args!("variant '{}'", v.name));
         let targets = variant_targets(plan, i, suite_dir);
         if let Some(p) = &v.plugd {
-            p.config_text().map_err(|e| refused(RunError::Usage(e)))?;
+            p.config_text().map_err(|e| refused(e.into()))?;
         }
         if let Some(vol) = &v.volume {
             if let Err(e) = check_volume(vol, root) {
                 // The run made the default mount point when it checked the directories.
                 let _ = std::fs::remove_dir(crate::volume::default_mount(&v.name));
-                return Err(refused(RunError::Usage(format!("volume: {e}"))));
+                return Err(refused(e.into()));
             }
         }
         let mut tried = apply_files(v, root, &targets, guard).map(|_| ());

@@ -1,7 +1,13 @@
 //! The runner's one error type: everything that stops a run, refuses one before it starts,
 //! or fails a step of it (a variant's setting, a sink), with the process exit code of each
-//! kind decided in one place, [`RunError::exit_code`].
+//! kind decided in one place, [`RunError::exit_code`]. The typed errors of the runner's
+//! modules (a profiler that cannot work, a guest, volume or plugd variant that cannot run)
+//! convert into it, keeping their cases for that decision.
 
+use crate::guest_vm::GuestRefusal;
+use crate::profile::ProfileError;
+use crate::suite::variant::PlugdConfigError;
+use crate::volume::VolumeRefusal;
 use racehorse_engines::EngineError;
 use racehorse_machine::{LockError, MachineError};
 use racehorse_store::StoreError;
@@ -50,6 +56,20 @@ pub enum RunError {
     /// An engine refused or failed (exit 2 for a bad option or a missing tool, else 1).
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// `--profile` cannot work here: its settings, perf or the kernel refuse (exit 2), or its
+    /// scratch directory cannot be made (exit 1).
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// Cells with `where = "guest"` cannot run here: KVM, QEMU or a guest kernel is missing
+    /// (exit 2).
+    #[error(transparent)]
+    Guest(#[from] GuestRefusal),
+    /// A variant's volume cannot be built here: the kernel, a tool or a device refuses (exit 2).
+    #[error("volume: {0}")]
+    Volume(#[from] VolumeRefusal),
+    /// A plugd variant's configuration cannot be used (exit 2).
+    #[error(transparent)]
+    Plugd(#[from] PlugdConfigError),
     /// The store failed (exit 1); finished cells are stored.
     #[error(transparent)]
     Store(Box<StoreError>),
@@ -91,6 +111,8 @@ impl RunError {
             RunError::Busy(_) => 75,
             RunError::Stopped { code, .. } => *code,
             RunError::Engine(EngineError::Usage(_) | EngineError::ToolMissing { .. }) => 2,
+            RunError::Profile(ProfileError::TempDir(_)) => 1,
+            RunError::Profile(_) | RunError::Guest(_) | RunError::Volume(_) | RunError::Plugd(_) => 2,
             RunError::Context { source, .. } => source.exit_code(),
             RunError::NotRestored(_) | RunError::RestoreFailed { .. } => NOT_RESTORED_EXIT,
             RunError::Machine(_)
@@ -151,5 +173,36 @@ mod tests {
         assert_eq!((e.to_string().as_str(), e.exit_code()), ("variant 'a': sysctl vm.x = 1: no such CPU", 2));
         let tool: Result<(), EngineError> = Err(EngineError::Usage("bad".into()));
         assert_eq!(tool.context("cell").unwrap_err().exit_code(), 2);
+    }
+
+    /// Issue 46: the modules' typed errors keep their kind in the run's exit code, and their
+    /// words in its message.
+    #[test]
+    fn typed_errors_of_the_modules_decide_their_exit_codes() {
+        let scratch = ProfileError::TempDir(std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert_eq!(RunError::from(scratch).exit_code(), 1, "a scratch directory is not a usage error");
+        let e = RunError::from(ProfileError::NotPermitted { paranoid: 2 });
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().starts_with("--profile: system-wide sampling"), "{e}");
+        let e = RunError::from(GuestRefusal::NoQemu).in_context("cells");
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("qemu-system-x86_64 is not on PATH"), "{e}");
+        let e = RunError::from(VolumeRefusal::ToolMissing { kind: "md-raid0".into(), tool: "mdadm" });
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.refused("variant 'md'").to_string(),
+            "variant 'md': volume: md-raid0 needs `mdadm` on PATH; install it (lvm2, mdadm, btrfs-progs, \
+             util-linux)"
+        );
+        let e = RunError::from(PlugdConfigError::Rules {
+            file: "p.conf".into(),
+            line: 3,
+            column: 7,
+            message: "unknown variable".into(),
+        });
+        assert_eq!(
+            (e.to_string().as_str(), e.exit_code()),
+            ("plugd: p.conf: line 3, column 7: unknown variable", 2)
+        );
     }
 }

@@ -5,7 +5,7 @@
 //! the host's CPU split into Total, Guest (vCPU guest_time) and Hypervisor (the rest).
 
 use crate::exec::{tell, Emit, Runner};
-use crate::guest_vm::{self, FromGuest, HostEdge, Vm, VmSpec};
+use crate::guest_vm::{self, FromGuest, GuestRefusal, HostEdge, Vm, VmSpec};
 use crate::leftovers::WorkDir;
 use crate::plan::{Plan, PlannedCell};
 use crate::suite::harness::WHERE;
@@ -45,20 +45,17 @@ fn mem_mib() -> u64 {
 
 /// Before anything runs: a plan with guest cells needs KVM, QEMU and a guest kernel. Each
 /// missing piece is a refusal that says what to install; there is no emulated fallback.
-pub fn check_ready(plan: &Plan) -> Result<(), String> {
+pub fn check_ready(plan: &Plan) -> Result<(), GuestRefusal> {
     if !plan.cells.iter().any(|c| wants_guest(&c.spec)) {
         return Ok(());
     }
-    let refuse = |why: String| format!("where=guest needs KVM, and {why}; there is no emulated fallback");
-    check_kvm(&kvm_device()).map_err(refuse)?;
+    check_kvm(&kvm_device()).map_err(GuestRefusal::Kvm)?;
     let own_kernel = std::env::var_os("RACEHORSE_GUEST_KERNEL").is_some_and(|k| !k.is_empty());
     if let Some(why) = backend_refusal(kvm_backend(Path::new("/sys/module"))).filter(|_| !own_kernel) {
-        return Err(refuse(why));
+        return Err(GuestRefusal::Kvm(why));
     }
-    guest_vm::qemu_binary().ok_or_else(|| {
-        refuse("qemu-system-x86_64 is not on PATH (apt-get install qemu-system-x86)".into())
-    })?;
-    image::find_kernel().map_err(refuse)?;
+    guest_vm::qemu_binary().ok_or(GuestRefusal::NoQemu)?;
+    image::find_kernel().map_err(GuestRefusal::NoKernel)?;
     Ok(())
 }
 
@@ -127,7 +124,7 @@ pub fn measure(
         cpu_model: guest_vm::cpu_model(),
         dir,
     };
-    let mut vm = guest_vm::start(&qemu, &spec).map_err(failed("starting the guest"))?;
+    let mut vm = guest_vm::start(&qemu, &spec).map_err(|e| failed("starting the guest")(e.to_string()))?;
     let pid = vm.pid();
     let recorded = guard.record_guest(pid).map_err(|e| failed("recording the guest")(e.to_string()));
     let outcome = recorded.and_then(|_| drive(runner, cell, &mut vm, emit, result, spec.mem_mib));
@@ -155,7 +152,8 @@ fn drive(
     result: &mut CellResult,
     mem_mib: u64,
 ) -> Result<(), EngineError> {
-    let stream = vm.connect(Duration::from_secs(10)).map_err(failed("the guest channel"))?;
+    let stream =
+        vm.connect(Duration::from_secs(10)).map_err(|e| failed("the guest channel")(e.to_string()))?;
     let rx = guest_vm::read_channel(stream, runner.root.clone(), vm.pid());
     let mut got = Received::default();
     let deadline = vm.started + BOOT_TIMEOUT + cell.warmup + cell.runtime + CELL_MARGIN;

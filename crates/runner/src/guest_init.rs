@@ -20,11 +20,36 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn cstr(s: &str) -> Result<CString, String> {
-    CString::new(s).map_err(|e| e.to_string())
+/// What stopped racehorse's init in the guest. It is sent to the host (`RH ERROR …`), which
+/// fails the cell with it.
+#[derive(Debug, thiserror::Error)]
+enum InitError {
+    /// A step of the guest's setup failed: what was being done, and the kernel's answer.
+    #[error("{doing}: {source}")]
+    Setup { doing: String, source: std::io::Error },
+    /// The channel's port did not appear in time.
+    #[error("no virtio-serial port named {port} within {timeout_s} s", port = PORT_NAME)]
+    NoPort { timeout_s: u64 },
+    /// The job file is missing or does not parse.
+    #[error("/{job}: {0}", job = JOB_FILE)]
+    Job(String),
+    /// The cell could not be run or its result written: why.
+    #[error("{0}")]
+    Cell(String),
 }
 
-fn mount(fstype: &str, target: &str) -> Result<(), String> {
+impl InitError {
+    fn setup(doing: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> InitError {
+        let doing = doing.to_string();
+        move |source| InitError::Setup { doing, source }
+    }
+}
+
+fn cstr(s: &str) -> Result<CString, InitError> {
+    CString::new(s).map_err(|e| InitError::Setup { doing: format!("the name {s:?}"), source: e.into() })
+}
+
+fn mount(fstype: &str, target: &str) -> Result<(), InitError> {
     let _ = std::fs::create_dir_all(target);
     let (src, dir, fs) = (cstr(fstype)?, cstr(target)?, cstr(fstype)?);
     // SAFETY: every pointer is a NUL-terminated string that outlives the call; data is null.
@@ -32,11 +57,11 @@ fn mount(fstype: &str, target: &str) -> Result<(), String> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!("mounting {fstype} on {target}: {}", std::io::Error::last_os_error()))
+        Err(InitError::setup(format_args!("mounting {fstype} on {target}"))(std::io::Error::last_os_error()))
     }
 }
 
-fn mount_all() -> Result<(), String> {
+fn mount_all() -> Result<(), InitError> {
     for (fs, at) in [("proc", "/proc"), ("sysfs", "/sys"), ("devtmpfs", "/dev"), ("tmpfs", "/tmp")] {
         mount(fs, at)?;
     }
@@ -45,24 +70,24 @@ fn mount_all() -> Result<(), String> {
 }
 
 /// Loads the modules listed in the image, in order (one already loaded is fine).
-fn load_modules() -> Result<(), String> {
+fn load_modules() -> Result<(), InitError> {
     let list = std::fs::read_to_string(format!("/{MODULES_LIST}")).unwrap_or_default();
     for m in list.lines().filter(|l| !l.is_empty()) {
-        let f = File::open(m).map_err(|e| format!("{m}: {e}"))?;
+        let f = File::open(m).map_err(InitError::setup(m))?;
         let params = cstr("")?;
         use std::os::fd::AsRawFd;
         // SAFETY: finit_module reads the open file and the empty parameter string.
         let rc = unsafe { libc::syscall(libc::SYS_finit_module, f.as_raw_fd(), params.as_ptr(), 0) };
         let err = std::io::Error::last_os_error();
         if rc != 0 && err.raw_os_error() != Some(libc::EEXIST) {
-            return Err(format!("loading {m}: {err}"));
+            return Err(InitError::setup(format_args!("loading {m}"))(err));
         }
     }
     Ok(())
 }
 
 /// The device of the virtio-serial port named racehorse, waiting up to `timeout` for it.
-fn find_port(timeout: Duration) -> Result<PathBuf, String> {
+fn find_port(timeout: Duration) -> Result<PathBuf, InitError> {
     let until = Instant::now() + timeout;
     loop {
         for e in std::fs::read_dir("/sys/class/virtio-ports").into_iter().flatten().flatten() {
@@ -73,20 +98,20 @@ fn find_port(timeout: Duration) -> Result<PathBuf, String> {
             }
         }
         if Instant::now() > until {
-            return Err(format!("no virtio-serial port named {PORT_NAME} within {} s", timeout.as_secs()));
+            return Err(InitError::NoPort { timeout_s: timeout.as_secs() });
         }
         std::thread::sleep(Duration::from_millis(10));
     }
 }
 
 /// Brings the loopback interface up (the net engine's client and server talk over it).
-fn loopback_up() -> Result<(), String> {
+fn loopback_up() -> Result<(), InitError> {
     // SAFETY: a plain socket for the interface ioctls, closed below; `ifr` is plain data of
     // the size the ioctls expect, its name NUL-terminated.
     unsafe {
         let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
         if fd < 0 {
-            return Err(format!("socket: {}", std::io::Error::last_os_error()));
+            return Err(InitError::setup("socket")(std::io::Error::last_os_error()));
         }
         let mut ifr: libc::ifreq = std::mem::zeroed();
         for (i, b) in b"lo".iter().enumerate() {
@@ -102,16 +127,16 @@ fn loopback_up() -> Result<(), String> {
         if rc == 0 {
             Ok(())
         } else {
-            Err(format!("bringing lo up: {err}"))
+            Err(InitError::setup("bringing lo up")(err))
         }
     }
 }
 
 /// Runs the job's cell and returns it as JSON.
-fn run_job() -> Result<String, String> {
-    let text = std::fs::read_to_string(format!("/{JOB_FILE}")).map_err(|e| format!("/{JOB_FILE}: {e}"))?;
-    let job: Job = serde_json::from_str(&text).map_err(|e| format!("/{JOB_FILE}: {e}"))?;
-    let engine = EngineRef::find(&job.spec.workload).map_err(|e| e.to_string())?;
+fn run_job() -> Result<String, InitError> {
+    let text = std::fs::read_to_string(format!("/{JOB_FILE}")).map_err(|e| InitError::Job(e.to_string()))?;
+    let job: Job = serde_json::from_str(&text).map_err(|e| InitError::Job(e.to_string()))?;
+    let engine = EngineRef::find(&job.spec.workload).map_err(|e| InitError::Cell(e.to_string()))?;
     let cell = PlannedCell {
         index: 0,
         engine,
@@ -133,22 +158,20 @@ fn run_job() -> Result<String, String> {
         noise_threshold: 0.05,
         warm_up: false,
     };
-    std::fs::create_dir_all(&runner.work_root).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&runner.work_root)
+        .map_err(InitError::setup(format_args!("creating {}", runner.work_root.display())))?;
     let mut guard = Guard::new(SysRoot::host(), PathBuf::from("/run/racehorse/restore.json"))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| InitError::Cell(e.to_string()))?;
     let result = run_alone(&runner, &cell, &mut guard);
-    guard.restore().map_err(|e| e.to_string())?;
-    serde_json::to_string(&result).map_err(|e| e.to_string())
+    guard.restore().map_err(|e| InitError::Cell(e.to_string()))?;
+    serde_json::to_string(&result).map_err(|e| InitError::Cell(e.to_string()))
 }
 
-fn setup() -> Result<(), String> {
+fn setup() -> Result<(), InitError> {
     mount_all()?;
     load_modules()?;
     let port = find_port(Duration::from_secs(10))?;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&port)
-        .map_err(|e| format!("{}: {e}", port.display()))?;
+    let f = std::fs::OpenOptions::new().write(true).open(&port).map_err(InitError::setup(port.display()))?;
     guest_channel::open(f);
     send("READY");
     loopback_up()
@@ -184,7 +207,7 @@ pub fn main() -> i32 {
         Ok(Ok(json)) => send(&format!("RESULT {json}")),
         Ok(Err(e)) => {
             eprintln!("racehorse guest-init: {e}");
-            send(&format!("ERROR {}", e.replace('\n', " ")));
+            send(&format!("ERROR {}", e.to_string().replace('\n', " ")));
         }
         Err(_) => {}
     }

@@ -20,6 +20,45 @@ pub const PORT_NAME: &str = "racehorse";
 /// Every line of the protocol starts with this; others (none expected) are ignored.
 pub const LINE_PREFIX: &str = "RH ";
 
+/// Why cells with `where = "guest"` cannot run here (a usage error): the piece that is
+/// missing and what to install. There is no emulated fallback.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GuestRefusal {
+    /// /dev/kvm is missing or closed to us, or this KVM backend cannot boot our guest: why.
+    #[error("where=guest needs KVM, and {0}; there is no emulated fallback")]
+    Kvm(String),
+    /// QEMU is not installed.
+    #[error(
+        "where=guest needs KVM, and qemu-system-x86_64 is not on PATH (apt-get install \
+         qemu-system-x86); there is no emulated fallback"
+    )]
+    NoQemu,
+    /// No kernel to boot the guest with: why, and how to get one.
+    #[error("where=guest needs KVM, and {0}; there is no emulated fallback")]
+    NoKernel(String),
+}
+
+/// Why a guest did not start or could not be reached (its cell fails).
+#[derive(Debug, thiserror::Error)]
+pub enum VmError {
+    /// A step on the guest's files, QEMU or the channel failed: what, and why.
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    /// QEMU ended before it opened the channel: its status and last words.
+    #[error("{0}")]
+    Ended(String),
+    /// QEMU did not open the channel in time.
+    #[error("QEMU did not open the guest channel within {timeout_s} s")]
+    NoChannel { timeout_s: u64 },
+}
+
+impl VmError {
+    fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> VmError {
+        let what = what.to_string();
+        move |source| VmError::Io { what, source }
+    }
+}
+
 /// The host's readings at one window edge the guest signalled.
 #[derive(Debug, Clone)]
 pub struct HostEdge {
@@ -107,15 +146,15 @@ fn qemu_args(spec: &VmSpec<'_>, socket: &Path, console: &Path) -> Vec<String> {
 /// Starts QEMU; it connects to the channel's socket, which listens before QEMU starts. QEMU
 /// gets SIGKILL when racehorse ends, however it ends (unless $RACEHORSE_TEST_NO_PDEATHSIG is
 /// set: a test that checks that recovery alone kills a left guest).
-pub fn start(qemu: &Path, spec: &VmSpec<'_>) -> Result<Vm, String> {
+pub fn start(qemu: &Path, spec: &VmSpec<'_>) -> Result<Vm, VmError> {
     let socket = spec.dir.join("channel.sock");
     let console = spec.dir.join("console.log");
     let qemu_log = spec.dir.join("qemu.log");
     let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket).map_err(|e| format!("{}: {e}", socket.display()))?;
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let log = std::fs::File::create(&qemu_log).map_err(|e| format!("{}: {e}", qemu_log.display()))?;
-    let err = log.try_clone().map_err(|e| e.to_string())?;
+    let listener = UnixListener::bind(&socket).map_err(VmError::io(socket.display()))?;
+    listener.set_nonblocking(true).map_err(VmError::io(socket.display()))?;
+    let log = std::fs::File::create(&qemu_log).map_err(VmError::io(qemu_log.display()))?;
+    let err = log.try_clone().map_err(VmError::io(qemu_log.display()))?;
     let mut cmd = Command::new(qemu);
     cmd.args(qemu_args(spec, &socket, &console)).stdin(Stdio::null()).stdout(log).stderr(err);
     if std::env::var_os("RACEHORSE_TEST_NO_PDEATHSIG").is_none() {
@@ -133,7 +172,7 @@ pub fn start(qemu: &Path, spec: &VmSpec<'_>) -> Result<Vm, String> {
         };
     }
     let started = Instant::now();
-    let child = cmd.spawn().map_err(|e| format!("starting {}: {e}", qemu.display()))?;
+    let child = cmd.spawn().map_err(VmError::io(format_args!("starting {}", qemu.display())))?;
     Ok(Vm { child, started, listener, console, qemu_log })
 }
 
@@ -160,22 +199,22 @@ impl Vm {
     }
 
     /// Waits until QEMU connects to the channel (it does so as it starts).
-    pub fn connect(&mut self, timeout: Duration) -> Result<UnixStream, String> {
+    pub fn connect(&mut self, timeout: Duration) -> Result<UnixStream, VmError> {
         let until = Instant::now() + timeout;
         loop {
             match self.listener.accept() {
                 Ok((s, _)) => {
-                    s.set_nonblocking(false).map_err(|e| e.to_string())?;
+                    s.set_nonblocking(false).map_err(VmError::io("the guest channel"))?;
                     return Ok(s);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(format!("the guest channel: {e}")),
+                Err(e) => return Err(VmError::io("the guest channel")(e)),
             }
             if let Some(why) = self.ended() {
-                return Err(why);
+                return Err(VmError::Ended(why));
             }
             if Instant::now() > until {
-                return Err(format!("QEMU did not open the guest channel within {} s", timeout.as_secs()));
+                return Err(VmError::NoChannel { timeout_s: timeout.as_secs() });
             }
             std::thread::sleep(Duration::from_millis(10));
         }

@@ -95,10 +95,10 @@ mod tests {
     fn issue47_a_work_dir_is_removed_on_every_path() {
         let root = tempfile::tempdir().expect("tmp");
         let dir = root.path().join(format!("racehorse-{}-guest0", std::process::id()));
-        let failed = || -> Result<(), String> {
-            let d = WorkDir::create(dir.clone()).map_err(|e| e.to_string())?;
-            std::fs::write(d.path().join("initramfs.cpio"), vec![0u8; 4096]).map_err(|e| e.to_string())?;
-            Err("the guest did not boot".into())
+        let failed = || -> std::io::Result<()> {
+            let d = WorkDir::create(dir.clone())?;
+            std::fs::write(d.path().join("initramfs.cpio"), vec![0u8; 4096])?;
+            Err(std::io::Error::other("the guest did not boot"))
         };
         assert!(failed().is_err());
         assert!(!dir.exists(), "removed after an error");

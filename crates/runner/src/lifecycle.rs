@@ -221,7 +221,7 @@ pub fn check_dir(dir: &Path) -> Result<(), RunError> {
 /// Asks each engine to check every distinct planned cell before anything runs; a cell its
 /// engine refuses is a usage error.
 pub fn validate_cells(plan: &Plan, work_root: &Path) -> Result<(), RunError> {
-    crate::guest::check_ready(plan).map_err(RunError::Usage)?;
+    crate::guest::check_ready(plan)?;
     let mut seen = std::collections::BTreeSet::new();
     let mut engines_ready = std::collections::BTreeSet::new();
     for cell in &plan.cells {

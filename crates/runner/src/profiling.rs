@@ -5,6 +5,7 @@
 
 use crate::plan::PlannedCell;
 use crate::profile::{bounded, fold, report, CallGraph, Counting, Recording, DEFAULT_FREQ_HZ};
+use crate::profile::{PerfError, ProfileError};
 use racehorse_core::Profile;
 use racehorse_engines::{EngineError, WindowHooks};
 use std::path::{Path, PathBuf};
@@ -45,14 +46,14 @@ impl ProfileSettings {
 /// Everything `run --profile` needs, checked before the first cell: perf itself, the
 /// settings (`callgraph=…,freq=…`), that perf records call chains of that mode here, that
 /// `keep_dir` can be written, and which counters this machine has. Returns the settings and
-/// the notes to print once (hardware counters missing); an error is a usage error.
-pub fn prepare(spec: &str, keep_dir: Option<&Path>) -> Result<(ProfileSettings, Vec<String>), String> {
-    let flag = |e: String| format!("--profile: {e}");
-    let spec = crate::profile::parse_spec(spec).map_err(flag)?;
-    let perf = crate::profile::find_perf().map_err(flag)?;
+/// the notes to print once (hardware counters missing); an error is a usage error, but for a
+/// scratch directory that cannot be made ([`crate::RunError::exit_code`]).
+pub fn prepare(spec: &str, keep_dir: Option<&Path>) -> Result<(ProfileSettings, Vec<String>), ProfileError> {
+    let spec = crate::profile::parse_spec(spec)?;
+    let perf = crate::profile::find_perf()?;
     let keep_dir = keep_dir.map(writable_dir).transpose()?;
-    let probe_dir = tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    crate::profile::probe_callgraph(&perf, spec.callgraph, probe_dir.path()).map_err(flag)?;
+    let probe_dir = tempfile::tempdir().map_err(ProfileError::TempDir)?;
+    crate::profile::probe_callgraph(&perf, spec.callgraph, probe_dir.path())?;
     let mut notes = Vec::new();
     let counters = match crate::profile::probe_counters(&perf) {
         Ok(counts) => {
@@ -83,14 +84,14 @@ pub fn prepare(spec: &str, keep_dir: Option<&Path>) -> Result<(ProfileSettings, 
 }
 
 /// `dir` made absolute and created if missing, once a file could be written in it.
-fn writable_dir(dir: &Path) -> Result<PathBuf, String> {
-    let hint = "choose a directory you can write with --keep-profile DIR";
-    let dir =
-        std::path::absolute(dir).map_err(|e| format!("--keep-profile {}: {e}; {hint}", dir.display()))?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("--keep-profile {}: cannot create it: {e}; {hint}", dir.display()))?;
-    tempfile::tempfile_in(&dir)
-        .map_err(|e| format!("--keep-profile {}: cannot write there: {e}; {hint}", dir.display()))?;
+fn writable_dir(dir: &Path) -> Result<PathBuf, ProfileError> {
+    let refused = |dir: &Path, problem: &'static str| {
+        let dir = dir.to_path_buf();
+        move |source| ProfileError::KeepDir { dir, problem, source }
+    };
+    let dir = std::path::absolute(dir).map_err(refused(dir, ""))?;
+    std::fs::create_dir_all(&dir).map_err(refused(&dir, "cannot create it: "))?;
+    tempfile::tempfile_in(&dir).map_err(refused(&dir, "cannot write there: "))?;
     Ok(dir)
 }
 
@@ -115,7 +116,7 @@ struct State {
     recording: Option<Recording>,
     counting: Option<Counting>,
     /// The first enable/disable failure (hooks cannot return errors).
-    error: Option<String>,
+    error: Option<PerfError>,
 }
 
 /// One cell's recording and count, shared with its hooks.
@@ -149,7 +150,7 @@ impl Profiler {
             .tempdir_in(parent)
             .map_err(|e| failed("a directory for perf's data in", e))?;
         let recording = Recording::start(&settings.perf, dir.path(), settings.freq_hz, settings.callgraph)
-            .map_err(EngineError::Failed)?;
+            .map_err(cell_failed)?;
         // Counters are extra: a perf stat that does not start leaves the rest of the profile.
         let mut warnings = Vec::new();
         let counting = match settings.counters {
@@ -184,18 +185,18 @@ impl Profiler {
         });
         let data = match (error, recording) {
             (Some(e), _) => Err(e),
-            (None, None) => Err("profile: the recording was lost".to_string()),
+            (None, None) => Err(PerfError::Lost),
             (None, Some(r)) => r.finish(),
         }
-        .map_err(EngineError::Failed)?;
+        .map_err(cell_failed)?;
         let data = match &self.keep {
             Some(to) => keep(&data, to).unwrap_or_else(|e| {
-                warnings.push(e);
+                warnings.push(e.to_string());
                 data
             }),
             None => data,
         };
-        let mut profile = report(&settings.perf, &data, settings.top).map_err(EngineError::Failed)?;
+        let mut profile = report(&settings.perf, &data, settings.top).map_err(cell_failed)?;
         profile.callgraph = settings.callgraph.stored();
         profile.frequency_hz = settings.freq_hz;
         profile.counters = counters.unwrap_or_default();
@@ -207,12 +208,17 @@ impl Profiler {
     }
 }
 
+/// A perf failure during a cell fails the cell (exit 1 at the end of the run).
+fn cell_failed(e: PerfError) -> EngineError {
+    EngineError::Failed(e.to_string())
+}
+
 /// Moves the data file to `to` (copying across file systems); the path it is now at.
-fn keep(data: &Path, to: &Path) -> Result<PathBuf, String> {
+fn keep(data: &Path, to: &Path) -> Result<PathBuf, ProfileError> {
     if std::fs::rename(data, to).is_ok() {
         return Ok(to.to_path_buf());
     }
-    std::fs::copy(data, to).map_err(|e| format!("--keep-profile: cannot write {}: {e}", to.display()))?;
+    std::fs::copy(data, to).map_err(|source| ProfileError::Keep { to: to.to_path_buf(), source })?;
     Ok(to.to_path_buf())
 }
 
@@ -283,17 +289,18 @@ mod tests {
         assert!(made.is_dir() && made.is_absolute());
         let file = dir.path().join("file");
         std::fs::write(&file, b"").unwrap();
-        let e = writable_dir(&file.join("sub")).unwrap_err();
+        let e = writable_dir(&file.join("sub")).unwrap_err().to_string();
         assert!(e.contains("cannot create it") && e.contains("--keep-profile DIR"), "{e}");
         // Not even root may create files in /proc.
-        let e = writable_dir(Path::new("/proc")).unwrap_err();
+        let e = writable_dir(Path::new("/proc")).unwrap_err().to_string();
         assert!(e.contains("--keep-profile /proc: cannot write there"), "{e}");
     }
 
     #[test]
     fn bad_settings_fail_before_perf_is_looked_for() {
         let e = prepare("callgraph=stack", None).unwrap_err();
-        assert!(e.contains("unknown call-graph mode 'stack'"), "{e}");
+        assert!(matches!(e, ProfileError::Settings(_)), "{e:?}");
+        assert!(e.to_string().starts_with("--profile: unknown call-graph mode 'stack'"), "{e}");
     }
 
     #[test]
@@ -304,7 +311,7 @@ mod tests {
         let to = dir.path().join("kept.perf.data");
         assert_eq!(keep(&data, &to).unwrap(), to);
         assert!(to.exists() && !data.exists());
-        let e = keep(&to, &dir.path().join("missing/x")).unwrap_err();
+        let e = keep(&to, &dir.path().join("missing/x")).unwrap_err().to_string();
         assert!(e.contains("--keep-profile: cannot write"), "{e}");
     }
 }

@@ -17,6 +17,22 @@ pub const KINDS: &[&str] = &["lvm-linear", "lvm-striped", "md-raid0", "btrfs-sin
 /// Filesystems made on an LVM or md volume (btrfs kinds are their own filesystem).
 pub const FILESYSTEMS: &[&str] = &["ext4", "xfs"];
 
+/// Why a variant's volume cannot be built on this machine (a usage error; found before any
+/// cell runs, and again before the variant's cells).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VolumeRefusal {
+    /// The kernel lacks what the layout needs (device mapper, md, btrfs): what, and how to
+    /// get it.
+    #[error("{0}")]
+    Kernel(String),
+    /// A program the build runs is not on PATH.
+    #[error("{kind} needs `{tool}` on PATH; install it (lvm2, mdadm, btrfs-progs, util-linux)")]
+    ToolMissing { kind: String, tool: &'static str },
+    /// A device is not a free, empty block device: which, and why.
+    #[error("{0}")]
+    Device(String),
+}
+
 /// `volume = { … }` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +60,8 @@ pub struct VolumeSpec {
 
 impl RawVolume {
     /// Checks the kind, devices, stripe size and filesystem (machine checks come at run start).
+    /// Leaf parser: the variant's parser passes the message on and the suite file's parser
+    /// places it at file:line:col.
     pub(crate) fn into_spec(self) -> Result<VolumeSpec, String> {
         if !KINDS.contains(&self.kind.as_str()) {
             return Err(format!("volume.kind '{}': use one of {}", self.kind, KINDS.join(", ")));
@@ -90,6 +108,7 @@ impl RawVolume {
 }
 
 /// "64k" → 65536: a power of two from 4 KiB to 16 MiB (sizes as the engines' options read them).
+/// Leaf parser: its message ends up in [`RawVolume::into_spec`]'s.
 fn stripe_value(text: &str) -> Result<u64, String> {
     match racehorse_engines::options::parse_size(text) {
         Some(b) if b.is_power_of_two() && (4096..=16 << 20).contains(&b) => Ok(b),

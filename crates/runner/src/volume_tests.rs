@@ -2,6 +2,7 @@
 
 use super::*;
 
+/// Leaf (a test helper): the tests read its message.
 fn spec(text: &str) -> Result<VolumeSpec, String> {
     let raw: RawVolume = toml::from_str(text).map_err(|e| e.to_string())?;
     raw.into_spec()

@@ -2,6 +2,7 @@
 //! (`freq=HZ`): the settings' syntax, the `perf record` arguments of each mode, and a probe
 //! that tells before the first cell whether this machine's perf can record them.
 
+use super::error::ProfileError;
 use super::output::{output, tail};
 use std::ffi::OsString;
 use std::path::Path;
@@ -36,7 +37,8 @@ impl CallGraph {
     /// The modes by name, as `callgraph=` takes them.
     pub const NAMES: [&'static str; 4] = ["fp", "dwarf", "lbr", "none"];
 
-    /// The mode named `name` (one of [`CallGraph::NAMES`]).
+    /// The mode named `name` (one of [`CallGraph::NAMES`]). A leaf parser: [`parse_spec`]
+    /// wraps its message into a [`ProfileError`].
     pub fn parse(name: &str) -> Result<CallGraph, String> {
         match name {
             "fp" => Ok(CallGraph::Fp),
@@ -97,24 +99,30 @@ impl Default for ProfileSpec {
 
 /// Parses `--profile`'s settings: empty for the defaults, else comma-separated
 /// `callgraph=fp|dwarf|lbr|none` and `freq=HZ`, e.g. `callgraph=dwarf,freq=499`.
-pub fn parse_spec(text: &str) -> Result<ProfileSpec, String> {
+pub fn parse_spec(text: &str) -> Result<ProfileSpec, ProfileError> {
     let mut spec = ProfileSpec::default();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (key, value) = item.split_once('=').ok_or_else(|| {
-            format!("'{item}' is not KEY=VALUE: use callgraph=fp|dwarf|lbr|none and/or freq=HZ")
+            ProfileError::Settings(format!(
+                "'{item}' is not KEY=VALUE: use callgraph=fp|dwarf|lbr|none and/or freq=HZ"
+            ))
         })?;
         match key.trim() {
-            "callgraph" => spec.callgraph = CallGraph::parse(value.trim())?,
+            "callgraph" => spec.callgraph = CallGraph::parse(value.trim()).map_err(ProfileError::Settings)?,
             "freq" => {
                 spec.freq_hz =
                     value.trim().parse().ok().filter(|hz| (1..=MAX_FREQ_HZ).contains(hz)).ok_or_else(
-                        || format!("freq={value}: use a whole number of Hz from 1 to {MAX_FREQ_HZ}"),
+                        || {
+                            ProfileError::Settings(format!(
+                                "freq={value}: use a whole number of Hz from 1 to {MAX_FREQ_HZ}"
+                            ))
+                        },
                     )?;
             }
             other => {
-                return Err(format!(
+                return Err(ProfileError::Settings(format!(
                     "unknown setting '{other}': use callgraph=fp|dwarf|lbr|none and/or freq=HZ"
-                ))
+                )))
             }
         }
     }
@@ -129,7 +137,7 @@ pub fn is_spec_word(word: &str) -> bool {
 
 /// Records a moment of `true` with `mode`'s call chains into `dir`, so that a perf or a
 /// machine that cannot record them is found before the first cell.
-pub fn probe(perf: &Path, mode: CallGraph, dir: &Path) -> Result<(), String> {
+pub fn probe(perf: &Path, mode: CallGraph, dir: &Path) -> Result<(), ProfileError> {
     let data = dir.join("probe.data");
     let mut args: Vec<OsString> =
         ["record", "-q", "-e", mode.event(), "-F", "99"].map(OsString::from).to_vec();
@@ -137,7 +145,7 @@ pub fn probe(perf: &Path, mode: CallGraph, dir: &Path) -> Result<(), String> {
     args.extend(["-N", "--no-bpf-event", "-o"].map(OsString::from));
     args.push(data.clone().into());
     args.extend(["--", "true"].map(OsString::from));
-    let out = output(perf, &args, PROBE_TIMEOUT)?;
+    let out = output(perf, &args, PROBE_TIMEOUT).map_err(ProfileError::Probe)?;
     let _ = std::fs::remove_file(&data);
     if out.status.success() {
         return Ok(());
@@ -150,12 +158,12 @@ pub fn probe(perf: &Path, mode: CallGraph, dir: &Path) -> Result<(), String> {
         CallGraph::Dwarf => "perf may lack DWARF unwinding support (libdw/libunwind); use callgraph=fp",
         _ => "check that perf works with `perf record -g -- true`",
     };
-    Err(format!(
-        "perf cannot record call chains with callgraph={} on this machine ({}): {}; {advice}",
-        mode.name(),
-        out.status,
-        tail(&out.stderr, 4)
-    ))
+    Err(ProfileError::CallChains {
+        mode: mode.name(),
+        status: out.status,
+        said: tail(&out.stderr, 4),
+        advice,
+    })
 }
 
 #[cfg(test)]
@@ -173,12 +181,13 @@ mod tests {
 
     #[test]
     fn bad_settings_say_what_to_use() {
-        let e = parse_spec("callgraph=frames").unwrap_err();
+        let e = parse_spec("callgraph=frames").unwrap_err().to_string();
         assert!(e.contains("unknown call-graph mode 'frames'") && e.contains("fp, dwarf, lbr, none"), "{e}");
-        assert!(parse_spec("freq=0").unwrap_err().contains("from 1 to"));
+        let e = |text: &str| parse_spec(text).unwrap_err().to_string();
+        assert!(e("freq=0").contains("from 1 to"));
         assert!(parse_spec("freq=fast").is_err());
-        assert!(parse_spec("depth=3").unwrap_err().contains("unknown setting 'depth'"));
-        assert!(parse_spec("dwarf").unwrap_err().contains("not KEY=VALUE"));
+        assert!(e("depth=3").starts_with("--profile: unknown setting 'depth'"));
+        assert!(e("dwarf").contains("not KEY=VALUE"));
     }
 
     #[test]
@@ -202,7 +211,7 @@ mod tests {
     #[test]
     fn a_probe_with_a_failing_perf_explains() {
         let dir = tempfile::tempdir().unwrap();
-        let e = probe(Path::new("/bin/false"), CallGraph::Lbr, dir.path()).unwrap_err();
+        let e = probe(Path::new("/bin/false"), CallGraph::Lbr, dir.path()).unwrap_err().to_string();
         assert!(e.contains("callgraph=lbr") && e.contains("use callgraph=fp"), "{e}");
     }
 }

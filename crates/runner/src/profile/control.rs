@@ -2,6 +2,7 @@
 //! on and off through perf's control fifo (`--control fifo:ctl,ack`), so that only the
 //! measured window counts. Both tools speak the same protocol since perf 5.10.
 
+use super::error::PerfError;
 use super::sys;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
@@ -60,14 +61,14 @@ pub fn control_arg(dir: &Path, tool: &Tool) -> OsString {
 impl Controlled {
     /// Starts `perf ARGS` (which must hold `-D -1` and [`control_arg`]) with its output in
     /// `<dir>/<tool.log>`, and waits until perf answers on the control fifo.
-    pub fn start(perf: &Path, dir: &Path, tool: Tool, args: Vec<OsString>) -> Result<Controlled, String> {
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    pub fn start(perf: &Path, dir: &Path, tool: Tool, args: Vec<OsString>) -> Result<Controlled, PerfError> {
+        fs::create_dir_all(dir).map_err(|e| PerfError::io(format!("create {}", dir.display()), e))?;
         let ctl = open_fifo(&dir.join(tool.ctl))?;
         let ack = open_fifo(&dir.join(tool.ack))?;
         let log_path = dir.join(tool.log);
-        let log =
-            File::create(&log_path).map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
-        let log2 = log.try_clone().map_err(|e| format!("cannot duplicate the log handle: {e}"))?;
+        let log = File::create(&log_path)
+            .map_err(|e| PerfError::io(format!("create {}", log_path.display()), e))?;
+        let log2 = log.try_clone().map_err(|e| PerfError::io("duplicate the log handle", e))?;
         let mut cmd = Command::new(perf);
         // SAFETY: the hook only calls prctl, which is async-signal-safe.
         unsafe { cmd.pre_exec(sys::die_with_parent) };
@@ -84,23 +85,24 @@ impl Controlled {
             Ok(child) => child,
             Err(e) => {
                 remove_fifos(dir, &tool);
-                return Err(format!("cannot start {}: {e}", perf.display()));
+                return Err(PerfError::io(format!("start {}", perf.display()), e));
             }
         };
         let mut c =
             Controlled { tool, child, status: None, ctl, ack, pending: Vec::new(), dir: dir.to_path_buf() };
         // Events are already off (-D -1); the answer to "disable" shows perf is ready.
-        c.command("disable", START_TIMEOUT).map_err(|e| format!("{} did not start: {e}", tool.name))?;
+        c.command("disable", START_TIMEOUT)
+            .map_err(|e| PerfError::NotStarted { tool: tool.name, source: Box::new(e) })?;
         Ok(c)
     }
 
     /// Turns the events on.
-    pub fn enable(&mut self) -> Result<(), String> {
+    pub fn enable(&mut self) -> Result<(), PerfError> {
         self.command("enable", ACK_TIMEOUT)
     }
 
     /// Turns the events off.
-    pub fn disable(&mut self) -> Result<(), String> {
+    pub fn disable(&mut self) -> Result<(), PerfError> {
         self.command("disable", ACK_TIMEOUT)
     }
 
@@ -116,12 +118,12 @@ impl Controlled {
 
     /// Stops perf (SIGINT; SIGKILL if it has not finished within 30 s) and checks that it
     /// ended as perf does after SIGINT.
-    pub fn stop(&mut self) -> Result<(), String> {
+    pub fn stop(&mut self) -> Result<(), PerfError> {
         let name = self.tool.name;
         if let Some(status) = self.poll_exit() {
-            return Err(format!("{name} exited early ({status}){}", self.log_tail()));
+            return Err(PerfError::perf(name, format!("exited early ({status})"), self.log_tail()));
         }
-        sys::signal(self.pid(), sys::SIGINT).map_err(|e| format!("cannot interrupt {name}: {e}"))?;
+        sys::signal(self.pid(), sys::SIGINT).map_err(|e| PerfError::io(format!("interrupt {name}"), e))?;
         let deadline = Instant::now() + STOP_TIMEOUT;
         let status = loop {
             if let Some(status) = self.poll_exit() {
@@ -129,57 +131,50 @@ impl Controlled {
             }
             if Instant::now() >= deadline {
                 self.kill();
-                return Err(format!(
-                    "{name} did not stop within {} s of SIGINT and was killed{}",
-                    STOP_TIMEOUT.as_secs(),
-                    self.log_tail()
-                ));
+                let what =
+                    format!("did not stop within {} s of SIGINT and was killed", STOP_TIMEOUT.as_secs());
+                return Err(PerfError::perf(name, what, self.log_tail()));
             }
             std::thread::sleep(Duration::from_millis(5));
         };
         // perf re-raises SIGINT after writing its output, so that is its normal way to end.
         if !(status.success() || status.signal() == Some(sys::SIGINT) || status.code() == Some(130)) {
-            return Err(format!("{name} failed ({status}){}", self.log_tail()));
+            return Err(PerfError::perf(name, format!("failed ({status})"), self.log_tail()));
         }
         Ok(())
     }
 
     /// Sends one control command and waits for perf's acknowledgement.
-    fn command(&mut self, cmd: &str, timeout: Duration) -> Result<(), String> {
+    fn command(&mut self, cmd: &str, timeout: Duration) -> Result<(), PerfError> {
         let name = self.tool.name;
         let started = Instant::now();
         if let Some(status) = self.poll_exit() {
-            return Err(format!("{name} has exited ({status}){}", self.log_tail()));
+            return Err(PerfError::perf(name, format!("has exited ({status})"), self.log_tail()));
         }
         self.ctl
             .write_all(format!("{cmd}\n").as_bytes())
-            .map_err(|e| format!("cannot write '{cmd}' to {name}'s control fifo: {e}"))?;
+            .map_err(|e| PerfError::io(format!("write '{cmd}' to {name}'s control fifo"), e))?;
         loop {
             if take_ack(&mut self.pending) {
                 return Ok(());
             }
             if let Some(status) = self.poll_exit() {
-                return Err(format!(
-                    "{name} exited ({status}) before acknowledging '{cmd}'{}",
-                    self.log_tail()
-                ));
+                let what = format!("exited ({status}) before acknowledging '{cmd}'");
+                return Err(PerfError::perf(name, what, self.log_tail()));
             }
             let left = timeout.saturating_sub(started.elapsed());
             if left.is_zero() {
-                return Err(format!(
-                    "{name} did not acknowledge '{cmd}' within {:.1} s{}",
-                    timeout.as_secs_f64(),
-                    self.log_tail()
-                ));
+                let what = format!("did not acknowledge '{cmd}' within {:.1} s", timeout.as_secs_f64());
+                return Err(PerfError::perf(name, what, self.log_tail()));
             }
             let readable = sys::wait_readable(self.ack.as_raw_fd(), left.min(POLL_SLICE))
-                .map_err(|e| format!("cannot wait for {name}'s acknowledgement: {e}"))?;
+                .map_err(|e| PerfError::io(format!("wait for {name}'s acknowledgement"), e))?;
             if readable {
                 let mut buf = [0u8; 256];
                 let n = self
                     .ack
                     .read(&mut buf)
-                    .map_err(|e| format!("cannot read {name}'s acknowledgement: {e}"))?;
+                    .map_err(|e| PerfError::io(format!("read {name}'s acknowledgement"), e))?;
                 self.pending.extend_from_slice(&buf[..n]);
             }
         }
@@ -228,18 +223,19 @@ fn remove_fifos(dir: &Path, tool: &Tool) {
 }
 
 /// Creates a fresh fifo at `path` and opens it read-write (which never blocks).
-fn open_fifo(path: &Path) -> Result<File, String> {
+fn open_fifo(path: &Path) -> Result<File, PerfError> {
     match fs::remove_file(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("cannot remove the stale {}: {e}", path.display())),
+        Err(e) => return Err(PerfError::io(format!("remove the stale {}", path.display()), e)),
     }
-    sys::make_fifo(path, 0o600).map_err(|e| format!("cannot create the fifo {}: {e}", path.display()))?;
+    sys::make_fifo(path, 0o600)
+        .map_err(|e| PerfError::io(format!("create the fifo {}", path.display()), e))?;
     OpenOptions::new()
         .read(true)
         .write(true)
         .open(path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))
+        .map_err(|e| PerfError::io(format!("open {}", path.display()), e))
 }
 
 /// Removes the first acknowledgement from `pending`; false if there is none yet.
@@ -274,10 +270,14 @@ mod tests {
     fn start_fails_clearly_when_perf_exits_early() {
         let dir = tempfile::tempdir().unwrap();
         // `false` exits at once, as a perf without --control support would.
-        let err = Controlled::start(Path::new("/bin/false"), dir.path(), TOOL, vec![]).err().unwrap();
+        let err =
+            Controlled::start(Path::new("/bin/false"), dir.path(), TOOL, vec![]).err().unwrap().to_string();
         assert!(err.contains("perf test did not start") && err.contains("exited"), "{err}");
         assert!(!dir.path().join(TOOL.ctl).exists(), "fifos are cleaned up");
-        let err = Controlled::start(Path::new("/nonexistent/perf"), dir.path(), TOOL, vec![]).err().unwrap();
+        let err = Controlled::start(Path::new("/nonexistent/perf"), dir.path(), TOOL, vec![])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("cannot start /nonexistent/perf"), "{err}");
         assert!(!dir.path().join(TOOL.ack).exists(), "fifos are cleaned up");
     }

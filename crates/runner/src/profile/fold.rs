@@ -8,6 +8,7 @@
 //! get the suffix `_[k]` (as FlameGraph's stackcollapse-perf.pl writes them); a `;` inside a
 //! name becomes `:`.
 
+use super::error::PerfError;
 use super::output::{drain, spawn_piped, tail, wait_until};
 use super::report::is_address;
 use racehorse_core::profile::FoldedStack;
@@ -237,7 +238,7 @@ pub fn script_args(data: &Path) -> Vec<OsString> {
 }
 
 /// Runs `perf script` on `data` and folds its output as it streams.
-pub fn fold(perf: &Path, data: &Path) -> Result<Folded, String> {
+pub fn fold(perf: &Path, data: &Path) -> Result<Folded, PerfError> {
     let args = script_args(data);
     let mut child = spawn_piped(perf, &args)?;
     let err = drain(child.stderr.take());
@@ -256,10 +257,12 @@ pub fn fold(perf: &Path, data: &Path) -> Result<Folded, String> {
         folder.finish()
     });
     let status = wait_until(&mut child, SCRIPT_TIMEOUT, &args)?;
-    let folded = folding.join().map_err(|_| "folding perf script's output failed".to_string())?;
+    let folded =
+        folding.join().map_err(|_| PerfError::Output("folding perf script's output failed".to_string()))?;
     let err = err.join().unwrap_or_default();
     if !status.success() {
-        return Err(format!("perf script -i {} failed ({status}): {}", data.display(), tail(&err, 8)));
+        let tool = format!("perf script -i {}", data.display());
+        return Err(PerfError::perf(tool, format!("failed ({status})"), format!(": {}", tail(&err, 8))));
     }
     Ok(folded)
 }

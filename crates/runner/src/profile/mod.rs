@@ -10,6 +10,7 @@
 
 mod callgraph;
 mod control;
+mod error;
 mod fold;
 mod output;
 mod record;
@@ -23,6 +24,7 @@ mod live_tests;
 pub use callgraph::{
     is_spec_word, parse_spec, probe as probe_callgraph, CallGraph, ProfileSpec, DEFAULT_FREQ_HZ,
 };
+pub use error::{PerfError, ProfileError};
 pub use fold::{
     bounded, fold, fold_text, Folded, Folder, KERNEL_SUFFIX, MAX_STACKS, MAX_STACK_BYTES, MIN_STACK_SHARE,
 };
@@ -57,35 +59,22 @@ fn install_hint() -> String {
 }
 
 /// Finds a working perf (≥ 5.10) that may sample system-wide, or says how to get one.
-pub fn find_perf() -> Result<PathBuf, String> {
-    let perf = locate("perf").ok_or_else(|| format!("perf was not found in PATH; {}", install_hint()))?;
+pub fn find_perf() -> Result<PathBuf, ProfileError> {
+    let perf = locate("perf").ok_or_else(|| ProfileError::PerfMissing { hint: install_hint() })?;
     let out = Command::new(&perf)
         .arg("--version")
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", perf.display()))?;
+        .map_err(|source| ProfileError::PerfUnrunnable { perf: perf.clone(), source })?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        return Err(format!(
-            "{} --version failed ({}): {}; {}",
-            perf.display(),
-            out.status,
-            text.trim(),
-            install_hint()
-        ));
+        let said = text.trim().to_string();
+        return Err(ProfileError::PerfBroken { perf, status: out.status, said, hint: install_hint() });
     }
-    if let Some(v) = perf_version(&text) {
-        if v < MIN_VERSION {
-            return Err(format!(
-                "{} is perf {}.{}; profiling needs perf >= {}.{} (record --control); {}",
-                perf.display(),
-                v.0,
-                v.1,
-                MIN_VERSION.0,
-                MIN_VERSION.1,
-                install_hint()
-            ));
+    if let Some(found) = perf_version(&text) {
+        if found < MIN_VERSION {
+            return Err(ProfileError::PerfTooOld { perf, found, needed: MIN_VERSION, hint: install_hint() });
         }
     }
     let paranoid = std::fs::read_to_string(PARANOID_FILE).ok().and_then(|s| s.trim().parse::<i32>().ok());
@@ -109,21 +98,14 @@ fn perf_version(text: &str) -> Option<(u32, u32)> {
 }
 
 /// Whether system-wide sampling is allowed, given kernel.perf_event_paranoid and privilege.
-fn check_permission(paranoid: Option<i32>, privileged: bool) -> Result<(), String> {
+fn check_permission(paranoid: Option<i32>, privileged: bool) -> Result<(), ProfileError> {
     let Some(level) = paranoid else {
-        return Err(format!(
-            "{PARANOID_FILE} is missing or unreadable: this kernel seems to lack perf events \
-             (CONFIG_PERF_EVENTS), so nothing can be profiled"
-        ));
+        return Err(ProfileError::NoPerfEvents { file: PARANOID_FILE });
     };
     if privileged || level <= 0 {
         return Ok(());
     }
-    Err(format!(
-        "system-wide sampling (perf record -a) is not allowed: kernel.perf_event_paranoid is \
-         {level} and we are not root (nor have CAP_PERFMON); run as root, or allow it with \
-         `sysctl kernel.perf_event_paranoid=0` (-1 also lifts the other limits)"
-    ))
+    Err(ProfileError::NotPermitted { paranoid: level })
 }
 
 /// Whether the effective capability set holds CAP_PERFMON or CAP_SYS_ADMIN.
@@ -155,9 +137,9 @@ mod tests {
         assert!(check_permission(Some(2), true).is_ok());
         assert!(check_permission(Some(0), false).is_ok());
         assert!(check_permission(Some(-1), false).is_ok());
-        let err = check_permission(Some(2), false).unwrap_err();
+        let err = check_permission(Some(2), false).unwrap_err().to_string();
         assert!(err.contains("perf_event_paranoid is 2"), "{err}");
-        assert!(check_permission(None, true).unwrap_err().contains("CONFIG_PERF_EVENTS"));
+        assert!(check_permission(None, true).unwrap_err().to_string().contains("CONFIG_PERF_EVENTS"));
     }
 
     #[test]
@@ -172,7 +154,7 @@ mod tests {
     fn find_perf_answers_either_way() {
         match find_perf() {
             Ok(p) => assert!(p.is_absolute() || p.exists(), "{}", p.display()),
-            Err(e) => assert!(e.contains("perf"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("perf"), "{e}"),
         }
     }
 }

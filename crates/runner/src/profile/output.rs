@@ -1,6 +1,7 @@
 //! Running a perf subcommand to its end with a time limit and both pipes read on their own
 //! threads (so neither can fill up and block perf), and quoting the end of its output.
 
+use super::error::PerfError;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::path::Path;
@@ -17,7 +18,7 @@ pub struct Output {
 }
 
 /// Runs `perf ARGS` (C locale, no stdin) until it ends; killed after `timeout`.
-pub fn output<S: AsRef<OsStr>>(perf: &Path, args: &[S], timeout: Duration) -> Result<Output, String> {
+pub fn output<S: AsRef<OsStr>>(perf: &Path, args: &[S], timeout: Duration) -> Result<Output, PerfError> {
     let mut child = spawn_piped(perf, args)?;
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
@@ -28,7 +29,7 @@ pub fn output<S: AsRef<OsStr>>(perf: &Path, args: &[S], timeout: Duration) -> Re
 }
 
 /// Starts `perf ARGS` with stdout and stderr piped.
-pub fn spawn_piped<S: AsRef<OsStr>>(perf: &Path, args: &[S]) -> Result<Child, String> {
+pub fn spawn_piped<S: AsRef<OsStr>>(perf: &Path, args: &[S]) -> Result<Child, PerfError> {
     Command::new(perf)
         .args(args)
         .env("LC_ALL", "C")
@@ -36,7 +37,7 @@ pub fn spawn_piped<S: AsRef<OsStr>>(perf: &Path, args: &[S]) -> Result<Child, St
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", perf.display()))
+        .map_err(|e| PerfError::io(format!("start {}", perf.display()), e))
 }
 
 /// Waits for `child`, killing and reaping it once `timeout` has passed.
@@ -44,7 +45,7 @@ pub fn wait_until<S: AsRef<OsStr>>(
     child: &mut Child,
     timeout: Duration,
     args: &[S],
-) -> Result<ExitStatus, String> {
+) -> Result<ExitStatus, PerfError> {
     let deadline = Instant::now() + timeout;
     loop {
         match child.try_wait() {
@@ -55,9 +56,10 @@ pub fn wait_until<S: AsRef<OsStr>>(
                 let _ = child.wait();
                 let what =
                     args.first().map(|a| a.as_ref().to_string_lossy().into_owned()).unwrap_or_default();
-                return Err(format!("perf {what} took over {} s and was killed", timeout.as_secs()));
+                let took = format!("took over {} s and was killed", timeout.as_secs());
+                return Err(PerfError::perf(format!("perf {what}"), took, ""));
             }
-            Err(e) => return Err(format!("cannot wait for perf: {e}")),
+            Err(e) => return Err(PerfError::io("wait for perf", e)),
         }
     }
 }
@@ -93,7 +95,7 @@ mod tests {
 
     #[test]
     fn a_slow_command_is_killed() {
-        let e = output(Path::new("/bin/sleep"), &["5"], Duration::from_millis(100)).unwrap_err();
+        let e = output(Path::new("/bin/sleep"), &["5"], Duration::from_millis(100)).unwrap_err().to_string();
         assert!(e.contains("perf 5 took over 0 s"), "{e}");
     }
 

@@ -4,6 +4,7 @@
 
 use super::callgraph::CallGraph;
 use super::control::{control_arg, Controlled, Tool};
+use super::error::PerfError;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -27,21 +28,26 @@ impl Recording {
     /// Starts `perf record -a -e EVENT -F <freq_hz> [--call-graph MODE] -D -1 --control
     /// fifo:<ctl>,<ack> -o <dir>/perf.data` with its output in `<dir>/perf.log`, and waits
     /// until perf answers on the control fifo. Sampling stays off until [`Recording::enable`].
-    pub fn start(perf: &Path, dir: &Path, freq_hz: u32, callgraph: CallGraph) -> Result<Recording, String> {
+    pub fn start(
+        perf: &Path,
+        dir: &Path,
+        freq_hz: u32,
+        callgraph: CallGraph,
+    ) -> Result<Recording, PerfError> {
         if freq_hz == 0 {
-            return Err("the sampling frequency must be at least 1 Hz".to_string());
+            return Err(PerfError::ZeroFrequency);
         }
         let perf = Controlled::start(perf, dir, TOOL, record_args(dir, freq_hz, callgraph))?;
         Ok(Recording { perf, dir: dir.to_path_buf() })
     }
 
     /// Turns sampling on; call it at the measured window's start.
-    pub fn enable(&mut self) -> Result<(), String> {
+    pub fn enable(&mut self) -> Result<(), PerfError> {
         self.perf.enable()
     }
 
     /// Turns sampling off; call it at the measured window's end.
-    pub fn disable(&mut self) -> Result<(), String> {
+    pub fn disable(&mut self) -> Result<(), PerfError> {
         self.perf.disable()
     }
 
@@ -57,12 +63,16 @@ impl Recording {
 
     /// Stops perf (SIGINT; SIGKILL if it has not finished within 30 s) and returns the path of
     /// the data file it wrote (typically within 0.1 s).
-    pub fn finish(mut self) -> Result<PathBuf, String> {
+    pub fn finish(mut self) -> Result<PathBuf, PerfError> {
         self.perf.stop()?;
         let data = self.dir.join(DATA_FILE);
         match fs::metadata(&data) {
             Ok(m) if m.len() > 0 => Ok(data),
-            _ => Err(format!("perf record wrote no {}{}", data.display(), self.perf.log_tail())),
+            _ => Err(PerfError::perf(
+                "perf record",
+                format!("wrote no {}", data.display()),
+                self.perf.log_tail(),
+            )),
         }
     }
 }
@@ -113,7 +123,8 @@ mod tests {
         // rejects an option; its words must reach the error.
         let err = Recording::start(Path::new("/bin/ls"), &dir.path().join("rec"), 999, CallGraph::Fp)
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(err.contains("perf said: /bin/ls: invalid option"), "{err}");
         assert!(Recording::start(Path::new("/bin/ls"), dir.path(), 0, CallGraph::Fp).is_err());
     }

@@ -1,6 +1,7 @@
 //! Turning a perf data file into the top images and symbols: runs `perf report --stdio` and
 //! parses its text (tab-separated, as [`report`] asks for, or perf's default aligned columns).
 
+use super::error::PerfError;
 use super::output::{output, tail};
 use super::record::EVENT;
 use racehorse_core::profile::{Profile, ProfileEntry};
@@ -41,10 +42,10 @@ pub struct Summary {
 /// Reports the data file: the total number of samples and the top `top` images and symbols,
 /// with shares computed from exact sample counts. A recording without samples gives an
 /// empty profile.
-pub fn report(perf: &Path, data: &Path, top: usize) -> Result<Profile, String> {
+pub fn report(perf: &Path, data: &Path, top: usize) -> Result<Profile, PerfError> {
     let text = run_report(perf, data)?;
-    let lines = parse_lines(&text, true)?;
-    let summary = summarize(&lines, top)?;
+    let lines = parse_lines(&text, true).map_err(PerfError::Output)?;
+    let summary = summarize(&lines, top).map_err(PerfError::Output)?;
     Ok(Profile {
         event: event_name(&text).unwrap_or_else(|| EVENT.to_string()),
         samples: summary.samples,
@@ -65,14 +66,14 @@ pub fn report_args(data: &Path) -> Vec<OsString> {
 }
 
 /// Runs `perf report` and returns its standard output.
-fn run_report(perf: &Path, data: &Path) -> Result<String, String> {
+fn run_report(perf: &Path, data: &Path) -> Result<String, PerfError> {
     let out = output(perf, &report_args(data), REPORT_TIMEOUT)?;
     if !out.status.success() {
-        return Err(format!(
-            "perf report -i {} failed ({}): {}",
-            data.display(),
-            out.status,
-            tail(&out.stderr, 8)
+        let tool = format!("perf report -i {}", data.display());
+        return Err(PerfError::perf(
+            tool,
+            format!("failed ({})", out.status),
+            format!(": {}", tail(&out.stderr, 8)),
         ));
     }
     Ok(out.stdout)
@@ -90,6 +91,7 @@ pub fn event_name(text: &str) -> Option<String> {
 /// into entries, largest first. Shares come from the sample counts when every line has one
 /// (`-n`), else from perf's 2-decimal percentages; either way relative to all samples, as
 /// long as the report was not cut with `--percent-limit`.
+/// Leaf parser: its callers (tests, the fuzz target) read the message as it is.
 pub fn parse_report(text: &str, with_symbols: bool) -> Result<Vec<ProfileEntry>, String> {
     let lines = parse_lines(text, with_symbols)?;
     let counts: Option<Vec<u64>> = lines.iter().map(|l| l.samples).collect();
@@ -110,6 +112,7 @@ pub fn parse_report(text: &str, with_symbols: bool) -> Result<Vec<ProfileEntry>,
 
 /// Parses every entry line; comment (`#`) and blank lines are skipped, anything else that
 /// does not parse is an error naming the line.
+/// Leaf parser: [`report`] wraps its message into a [`PerfError`].
 pub fn parse_lines(text: &str, with_symbols: bool) -> Result<Vec<ReportLine>, String> {
     let has_counts = column_header(text).map(|h| h.contains("Samples"));
     let mut lines = Vec::new();
@@ -142,6 +145,7 @@ fn truncate(s: &str, max: usize) -> &str {
 }
 
 /// A line of `perf report -t '\t'`: overhead, [samples,] image[, symbol].
+// Leaf parser: `parse_lines` adds the line's number and text to its message.
 fn parse_tabbed(line: &str, with_symbols: bool, has_counts: Option<bool>) -> Result<ReportLine, String> {
     let fields: Vec<&str> = line.split('\t').map(str::trim).collect();
     let fixed = 2 + usize::from(with_symbols);
@@ -166,6 +170,7 @@ fn parse_tabbed(line: &str, with_symbols: bool, has_counts: Option<bool>) -> Res
 
 /// A line in perf's default layout: columns padded with spaces, so images and symbols with
 /// spaces are told apart by the symbol's `[k] `/`[.] ` marker.
+// Leaf parser: `parse_lines` adds the line's number and text to its message.
 fn parse_aligned(line: &str, with_symbols: bool, has_counts: Option<bool>) -> Result<ReportLine, String> {
     let (first, mut rest) = split_token(line);
     let percent = parse_percent(first)?;
@@ -215,6 +220,7 @@ fn split_level(field: &str) -> (Option<char>, String) {
     }
 }
 
+// Leaf parser: `parse_lines` adds the line's number and text to its message.
 fn parse_percent(token: &str) -> Result<f64, String> {
     let value: f64 = token
         .strip_suffix('%')
@@ -226,10 +232,12 @@ fn parse_percent(token: &str) -> Result<f64, String> {
     Ok(value)
 }
 
+// Leaf parser: `parse_lines` adds the line's number and text to its message.
 fn parse_count(token: &str) -> Result<u64, String> {
     token.parse().map_err(|_| format!("not a sample count: {:?}", truncate(token, 20)))
 }
 
+// Leaf parser: `parse_lines` adds the line's number and text to its message.
 fn nonempty_image(s: &str) -> Result<String, String> {
     let s = s.trim();
     if s.is_empty() {
@@ -247,6 +255,7 @@ pub fn is_address(symbol: &str) -> bool {
 /// Exact totals from counted report lines: images summed over their lines, each image's
 /// unresolved addresses merged into one `UNKNOWN_SYMBOL` entry, both lists sorted by
 /// samples (ties by name) and cut to `top`; shares are percent of all samples.
+/// Leaf: [`report`] wraps its message into a [`PerfError`].
 pub fn summarize(lines: &[ReportLine], top: usize) -> Result<Summary, String> {
     let mut total = 0u64;
     let mut images: BTreeMap<&str, u64> = BTreeMap::new();

@@ -3,6 +3,7 @@
 //! (`<not supported>` in most VMs: stored as no count) and software events everywhere.
 
 use super::control::{control_arg, Controlled, Tool};
+use super::error::PerfError;
 use super::output::{output, tail};
 use racehorse_core::profile::Counter;
 use std::ffi::OsString;
@@ -33,25 +34,25 @@ pub struct Counting {
 impl Counting {
     /// Starts `perf stat -a -x, -e EVENTS -D -1 --control … -o <dir>/perf.stat.csv` and waits
     /// until it answers; counting stays off until [`Counting::enable`].
-    pub fn start(perf: &Path, dir: &Path) -> Result<Counting, String> {
+    pub fn start(perf: &Path, dir: &Path) -> Result<Counting, PerfError> {
         let out = dir.join(STAT_FILE);
         let perf = Controlled::start(perf, dir, TOOL, stat_args(dir))?;
         Ok(Counting { perf, out })
     }
 
-    pub fn enable(&mut self) -> Result<(), String> {
+    pub fn enable(&mut self) -> Result<(), PerfError> {
         self.perf.enable()
     }
 
-    pub fn disable(&mut self) -> Result<(), String> {
+    pub fn disable(&mut self) -> Result<(), PerfError> {
         self.perf.disable()
     }
 
     /// Stops perf and reads its counts, one per event, hardware first (as `events()` lists them).
-    pub fn finish(mut self) -> Result<Vec<Counter>, String> {
+    pub fn finish(mut self) -> Result<Vec<Counter>, PerfError> {
         self.perf.stop()?;
         let text = std::fs::read_to_string(&self.out)
-            .map_err(|e| format!("cannot read perf stat's output {}: {e}", self.out.display()))?;
+            .map_err(|e| PerfError::io(format!("read perf stat's output {}", self.out.display()), e))?;
         Ok(parse_csv(&text, &events()))
     }
 }
@@ -97,17 +98,14 @@ fn base_event(name: &str) -> &str {
 
 /// Counts every event over a moment of `true`: which of them this machine supports (the
 /// ones without a count do not).
-pub fn probe(perf: &Path) -> Result<Vec<Counter>, String> {
+pub fn probe(perf: &Path) -> Result<Vec<Counter>, PerfError> {
     let mut args: Vec<OsString> = ["stat", "-x,", "-e"].map(OsString::from).to_vec();
     args.push(events().join(",").into());
     args.extend(["--", "true"].map(OsString::from));
     let out = output(perf, &args, PROBE_TIMEOUT)?;
     if !out.status.success() {
-        return Err(format!(
-            "perf stat cannot count on this machine ({}): {}",
-            out.status,
-            tail(&out.stderr, 4)
-        ));
+        let what = format!("cannot count on this machine ({})", out.status);
+        return Err(PerfError::perf("perf stat", what, format!(": {}", tail(&out.stderr, 4))));
     }
     Ok(parse_csv(&out.stderr, &events()))
 }
@@ -191,7 +189,7 @@ mod tests {
 
     #[test]
     fn a_failing_probe_explains() {
-        let e = probe(Path::new("/bin/false")).unwrap_err();
+        let e = probe(Path::new("/bin/false")).unwrap_err().to_string();
         assert!(e.contains("perf stat cannot count"), "{e}");
     }
 }

@@ -46,6 +46,7 @@ fn toml_scalar(v: &toml::Value) -> Option<Value> {
     })
 }
 
+// Leaf parser: `Suite::parse` places its message at the table's file:line:col.
 fn workload_from_table(t: &toml::Table) -> Result<WorkloadEntry, String> {
     let engine = t
         .get("engine")
@@ -73,6 +74,7 @@ fn workload_from_table(t: &toml::Table) -> Result<WorkloadEntry, String> {
     Ok(w)
 }
 
+// Leaf parser: `Suite::parse` places its message at the table's file:line:col.
 fn variant_names(v: &toml::Value) -> Result<Vec<String>, String> {
     let names: Option<Vec<String>> = match v {
         toml::Value::Array(a) => a.iter().map(|i| i.as_str().map(str::to_string)).collect(),

@@ -15,6 +15,7 @@ pub const WHERE_VALUES: [&str; 2] = ["host", "guest"];
 #[derive(Debug, Clone, Copy)]
 pub enum Reach {
     /// Every engine; the harness checks each value with this function.
+    /// Leaf checks: `WorkloadEntry::new` and `Suite::apply` wrap their messages.
     Every(fn(Value) -> Result<Value, String>),
     /// The engines that can run paced; their option tables check the values.
     Paced,
@@ -35,6 +36,7 @@ pub const HARNESS_OPTIONS: &[HarnessOption] = &[
 ];
 
 /// Checks a `where` value (`host`, `guest`).
+/// Leaf check: see [`Reach::Every`].
 pub fn check_where(v: Value) -> Result<Value, String> {
     match &v {
         Value::Str(s) if WHERE_VALUES.contains(&s.as_str()) => Ok(v),
@@ -54,6 +56,7 @@ fn paced_names() -> String {
 }
 
 /// For an option every engine takes: its values, checked. None for any other name.
+/// Leaf: `WorkloadEntry::new` and `Suite::apply` wrap its message.
 pub fn every_engine_values(name: &str, values: Vec<Value>) -> Option<Result<Vec<Value>, String>> {
     match find(name)?.reach {
         Reach::Every(check) => Some(values.into_iter().map(check).collect()),

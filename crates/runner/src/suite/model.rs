@@ -116,6 +116,8 @@ pub fn engine_names() -> String {
 impl WorkloadEntry {
     /// Validates `values` (option name → one or more values) against the engine's option
     /// table and fills in defaults.
+    /// Leaf: `Suite::parse` places its message at file:line:col, `Suite::from_what` makes it a
+    /// [`SuiteError`].
     pub fn new(engine: &str, values: BTreeMap<String, Vec<Value>>) -> Result<Self, String> {
         let eng = find(engine)
             .ok_or_else(|| format!("unknown workload '{engine}'; valid workloads: {}", engine_names()))?;

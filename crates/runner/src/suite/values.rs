@@ -50,6 +50,7 @@ pub fn cpu_count_ok(n: u32) -> bool {
 }
 
 /// `reps = N` in a suite file.
+/// Leaf parser: `Suite::parse` places its message at file:line:col.
 pub(crate) fn reps_value(v: &toml::Value) -> Result<u32, String> {
     match v.as_integer().and_then(|n| u32::try_from(n).ok()) {
         Some(n) if reps_ok(n) => Ok(n),
@@ -62,6 +63,7 @@ fn too_long(text: &str) -> String {
 }
 
 /// A duration in a suite file: seconds as a number, or text such as "20s".
+/// Leaf parser: `Suite::parse` places its message at file:line:col.
 pub(crate) fn duration_value(v: &toml::Value) -> Result<Duration, String> {
     match v {
         toml::Value::Integer(i) if *i >= 0 => seconds(*i as f64).ok_or_else(|| too_long(&i.to_string())),
@@ -73,6 +75,7 @@ pub(crate) fn duration_value(v: &toml::Value) -> Result<Duration, String> {
 }
 
 /// A CPU-count axis in a suite file: an integer or a list of integers, each ≥ 1.
+/// Leaf parser: `Suite::parse` places its message at file:line:col.
 pub(crate) fn cpus_value(v: &toml::Value) -> Result<Vec<u32>, String> {
     let items: Vec<&toml::Value> = match v {
         toml::Value::Array(a) => a.iter().collect(),
@@ -96,6 +99,8 @@ pub(crate) fn cpus_value(v: &toml::Value) -> Result<Vec<u32>, String> {
 pub const MIN_MEM_LIMIT_BYTES: u64 = 16 << 20;
 
 /// Parses a memory limit such as `512M` or `2g` (k/m/g = powers of 1024).
+/// Leaf parser: `Suite::parse` places its message at file:line:col, `Suite::apply` in an
+/// `OverrideError` naming `--mem-limit`.
 pub fn mem_limit_value(text: &str) -> Result<u64, String> {
     let bytes = racehorse_engines::options::parse_size(text)
         .ok_or_else(|| format!("'{text}' is not a size; write e.g. \"512M\" or \"2G\""))?;

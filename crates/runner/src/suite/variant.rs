@@ -32,9 +32,29 @@ pub struct PlugdSpec {
     pub hotunplug: Option<String>,
 }
 
+/// Why a plugd variant's configuration cannot be used (a usage error, found before any cell
+/// runs): its file and the place in it where the rules parser stopped, when it has one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlugdConfigError {
+    /// `config = FILE` together with settings.
+    #[error(
+        "plugd: give config = FILE or settings (cpu_min, cpu_max, update, hotplug, hotunplug), not both"
+    )]
+    Both,
+    /// The config file cannot be read.
+    #[error("plugd config {}: {reason}", .path.display())]
+    Unreadable { path: PathBuf, reason: String },
+    /// The rules parser refused the config: the file ("its config" for settings), and where.
+    #[error("plugd: {file}: line {line}, column {column}: {message}")]
+    Rules { file: String, line: usize, column: usize, message: String },
+    /// The config controls no CPUs.
+    #[error("plugd: the config has no CPU control (CPU_MIN, CPU_MAX, HOTPLUG, HOTUNPLUG)")]
+    NoCpuControl,
+}
+
 impl PlugdSpec {
     /// The config text the daemon gets, checked by the rules parser.
-    pub fn config_text(&self) -> Result<String, String> {
+    pub fn config_text(&self) -> Result<String, PlugdConfigError> {
         let text = match &self.config {
             Some(path) => {
                 if self.cpu_min.is_some()
@@ -43,9 +63,10 @@ impl PlugdSpec {
                     || self.hotplug.is_some()
                     || self.hotunplug.is_some()
                 {
-                    return Err("plugd: give config = FILE or settings (cpu_min, cpu_max, update, hotplug, hotunplug), not both".into());
+                    return Err(PlugdConfigError::Both);
                 }
-                std::fs::read_to_string(path).map_err(|e| format!("plugd config {}: {e}", path.display()))?
+                std::fs::read_to_string(path)
+                    .map_err(|e| PlugdConfigError::Unreadable { path: path.clone(), reason: e.to_string() })?
             }
             None => format!(
                 "# written by racehorse for a plugd variant\nUPDATE=\"{}\"\nCPU_MIN=\"{}\"\nCPU_MAX=\"{}\"\n\
@@ -59,10 +80,10 @@ impl PlugdSpec {
         };
         let cfg = racehorse_rules::parse_config(&text).map_err(|e| {
             let file = self.config.as_ref().map_or("its config".to_string(), |p| p.display().to_string());
-            format!("plugd: {file}: line {}, column {}: {}", e.line, e.column, e.message)
+            PlugdConfigError::Rules { file, line: e.line, column: e.column, message: e.message }
         })?;
         if !cfg.cpu_control() {
-            return Err("plugd: the config has no CPU control (CPU_MIN, CPU_MAX, HOTPLUG, HOTUNPLUG)".into());
+            return Err(PlugdConfigError::NoCpuControl);
         }
         Ok(text)
     }
@@ -167,6 +188,8 @@ pub enum Order {
 }
 
 impl Order {
+    /// Leaf parser: `Suite::parse` places its message at file:line:col, `Suite::apply` in an
+    /// `OverrideError` naming `--order`.
     pub fn parse(text: &str) -> Result<Order, String> {
         match text {
             "interleaved" => Ok(Order::Interleaved),
@@ -203,6 +226,7 @@ pub(crate) struct RawVariant {
 }
 
 /// A TOML scalar as the text written to a kernel file.
+// Leaf parser: `into_variant` passes its message on, `Suite::parse` places it at file:line:col.
 fn scalar_text(key: &str, v: &toml::Value) -> Result<String, String> {
     match v {
         toml::Value::String(s) => Ok(s.clone()),
@@ -217,6 +241,7 @@ fn name_ok(name: &str, extra: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
 }
 
+// Leaf parser: `into_variant` passes its message on, `Suite::parse` places it at file:line:col.
 fn sysctls(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
     for (k, v) in raw {
@@ -228,6 +253,7 @@ fn sysctls(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String
     Ok(out)
 }
 
+// Leaf parser: `into_variant` passes its message on, `Suite::parse` places it at file:line:col.
 fn block(raw: BTreeMap<String, toml::Value>) -> Result<BlockKnobs, String> {
     let mut b = BlockKnobs::default();
     for (k, v) in raw {
@@ -245,6 +271,7 @@ fn block(raw: BTreeMap<String, toml::Value>) -> Result<BlockKnobs, String> {
     Ok(b)
 }
 
+// Leaf parser: `into_variant` passes its message on, `Suite::parse` places it at file:line:col.
 fn sysfs(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
     for (k, v) in raw {
@@ -257,6 +284,7 @@ fn sysfs(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>,
 }
 
 /// Parses `cpu_list = "0,2-3"` or `[0, 2, 3]` into sorted, distinct CPU numbers.
+// Leaf parser: `into_variant` passes its message on, `Suite::parse` places it at file:line:col.
 fn cpu_list(v: &toml::Value) -> Result<Vec<u32>, String> {
     let mut cpus = match v {
         toml::Value::String(s) => racehorse_machine::parse_cpu_list(s)
@@ -279,6 +307,7 @@ fn cpu_list(v: &toml::Value) -> Result<Vec<u32>, String> {
     Ok(cpus)
 }
 
+// Leaf parser: `into_variant` passes its message on, `Suite::parse` places it at file:line:col.
 fn env(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
     for (k, v) in raw {
@@ -290,6 +319,7 @@ fn env(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>, S
     Ok(out)
 }
 
+// Leaf parser: `into_variant` passes its message on, `Suite::parse` places it at file:line:col.
 fn command(key: &str, c: Option<String>) -> Result<Option<String>, String> {
     match c {
         Some(c) if c.trim().is_empty() => Err(format!("{key}: the command is empty")),
@@ -299,6 +329,7 @@ fn command(key: &str, c: Option<String>) -> Result<Option<String>, String> {
 
 impl RawVariant {
     /// Checks names and values; machine-dependent checks come when the run starts.
+    /// Leaf parser: `Suite::parse` places its message at the variant's file:line:col.
     pub(crate) fn into_variant(self) -> Result<Variant, String> {
         if !name_ok(&self.name, "-_.") {
             return Err(format!("variant name '{}' must be letters, digits, '-', '_' or '.'", self.name));
@@ -362,6 +393,7 @@ pub fn shuffle<T>(items: &mut [T], seed: u64) {
 mod tests {
     use super::*;
 
+    // Leaf (a test helper): the tests read its message.
     fn parse(text: &str) -> Result<Variant, String> {
         let raw: RawVariant = toml::from_str(text).map_err(|e| e.to_string())?;
         raw.into_variant()
