@@ -22,7 +22,7 @@ fn have_iperf3() -> bool {
     if crate::ready(&Iperf3, false).is_ok() {
         return true;
     }
-    eprintln!("skipping: iperf3 is not installed (apt-get install iperf3)");
+    racehorse_testkit::skip!("iperf3 is not installed (apt-get install iperf3)");
     assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "iperf3 is required here");
     false
 }

@@ -149,7 +149,7 @@ fn open_direct(path: &Path, mode: OpenMode) -> Option<File> {
     match open_file(path, OpenMode { direct: true, ..mode }) {
         Ok(f) => Some(f),
         Err(EngineError::Usage(msg)) if msg.contains("O_DIRECT") => {
-            eprintln!("skipping: O_DIRECT open failed with EINVAL on {}: {msg}", path.display());
+            racehorse_testkit::skip!("O_DIRECT open failed with EINVAL on {}: {msg}", path.display());
             None
         }
         Err(e) => panic!("unexpected open error: {e}"),
@@ -179,7 +179,7 @@ fn direct_io_works_on_var_tmp() {
 fn direct_on_dev_shm_is_usage_error_or_supported() {
     // tmpfs gained O_DIRECT in Linux 6.6; older kernels fail the open with EINVAL.
     let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
-        eprintln!("skipping: /dev/shm is not usable here");
+        racehorse_testkit::skip!("/dev/shm is not usable here");
         return;
     };
     let path = dir.path().join("d");

@@ -13,7 +13,7 @@ fn usable_perf() -> Option<PathBuf> {
         Ok(p) => Some(p),
         Err(why) => {
             assert!(std::env::var_os("RACEHORSE_REQUIRE_TOOLS").is_none(), "perf is required here: {why}");
-            eprintln!("skipping: {why}");
+            racehorse_testkit::skip!("{why}");
             None
         }
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 fn have_fio() -> bool {
     if fio_path().is_none() {
-        eprintln!("skipping: fio is not installed (apt-get install fio)");
+        racehorse_testkit::skip!("fio is not installed (apt-get install fio)");
         return false;
     }
     true
@@ -306,7 +306,7 @@ fn compare(label: &str, t: &crate::Totals, ctl: &Control) -> bool {
 #[test]
 fn untimed_phases_agree_with_fio() {
     if fio_path().is_none() {
-        eprintln!("skipping: fio is not installed (apt-get install fio)");
+        racehorse_testkit::skip!("fio is not installed (apt-get install fio)");
         return;
     }
     for phase in DiskPhase::NAMES {
