@@ -222,16 +222,25 @@ impl Reader {
                 &[&run.uuid],
             )
             .map_err(sql(doing.clone()))?;
-        let cells: Vec<Json> = self
+        let rows = self
             .client
             .query(
-                "SELECT cell FROM racehorse.cells WHERE run_uuid = $1::text::uuid ORDER BY idx, match_key, rep, dup",
+                "SELECT cell, latency_buckets FROM racehorse.cells WHERE run_uuid = $1::text::uuid \
+                 ORDER BY idx, match_key, rep, dup",
                 &[&run.uuid],
             )
-            .map_err(sql(doing.clone()))?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map_err(sql(doing.clone()))?;
+        let mut cells = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut cell: Json = row.get(0);
+            if let Some(bytes) = row.get::<_, Option<Vec<u8>>>(1) {
+                crate::buckets::restore(&mut cell, &bytes).map_err(|why| CentralError::Sql {
+                    doing: doing.clone(),
+                    why: format!("the stored run is unreadable: {why}"),
+                })?;
+            }
+            cells.push(cell);
+        }
         let doc = json!({
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,

@@ -13,6 +13,7 @@ const STEPS: &[(&str, &str)] = &[
     ("view run_counts", V2),
     ("history: run tags, the change-point ledger, views series_points and change_point_runs", V3),
     ("profiles: views profile_stacks and profile_counters", V4),
+    ("load speed: the latency histograms' buckets compact in cells.latency_buckets", V5),
 ];
 
 /// The central schema version this racehorse writes and reads.
@@ -199,6 +200,13 @@ CREATE VIEW racehorse.profile_counters AS
     FROM racehorse.cells c
     CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.cell->'profile'->'counters') = 'array'
         THEN c.cell->'profile'->'counters' ELSE '[]'::jsonb END) AS k(value);
+";
+
+/// Version 5: load speed (issue 44). `load` moves the buckets of each latency histogram out
+/// of `cell` into `latency_buckets` (see `buckets`), where they take a byte or a few each
+/// instead of a JSON key and number; rows loaded before keep them in `cell` (null here).
+const V5: &str = "
+ALTER TABLE racehorse.cells ADD COLUMN latency_buckets bytea;
 ";
 
 /// The version recorded in the database (0: never migrated).
