@@ -2,6 +2,7 @@
 
 mod bisect_cli;
 mod central_cli;
+mod central_load_cli;
 mod cli_conventions;
 mod command_cli;
 mod common;

@@ -2,9 +2,10 @@
 //! export and a malformed one in one `load` loaded the good one, then failed): each export
 //! is read whole, cell by cell, as `import` reads it, and each SQLite store is quick-checked
 //! and every run of it read as its export. Nothing is kept: the load reads the files again.
+//! (`load` itself checks exports as it prepares them, `prepare`, and stores here.)
 
 use crate::error::CentralError;
-use crate::load::Input;
+use crate::prepare::Input;
 use racehorse_store::import_stream::{read_import_file, ImportFile};
 use racehorse_store::{parse_export_value, Store};
 use std::path::Path;

@@ -5,12 +5,15 @@
 //! back by copying them into an in-memory SQLite store through the import path, so every
 //! renderer is reused unchanged. The schema and its migrations are in docs/central-store.md.
 
+mod buckets;
+pub mod bulk;
 mod check;
 pub mod connect;
 pub mod error;
 mod ledger;
 pub mod load;
 pub mod manifest;
+pub mod prepare;
 pub mod prune;
 pub mod read;
 pub mod schema;

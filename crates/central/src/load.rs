@@ -1,79 +1,24 @@
 //! `racehorse load`: JSON exports and whole SQLite stores into the central database. Every
-//! file is checked before anything is written (an export version this racehorse does not
-//! know is refused). Each run is one transaction: the run is inserted, or updated when its
-//! status, finish, label, environment or campaign changed, and its cells go through COPY
-//! into a staging table and from there into `racehorse.cells` unless already present
-//! (keyed by run UUID, match key, repetition), so loading the same files twice changes
-//! nothing and a later export of a once-partial run adds only the new cells.
+//! file is read and checked before anything is written (an export version this racehorse
+//! does not know is refused), each export once (`prepare`). Runs are written in batches, one
+//! transaction per batch, so each run is all or nothing: under a lock on each run's uuid
+//! (taken in one order, so that concurrent loaders never deadlock) the run is inserted, or
+//! updated when its status, finish, label, environment or campaign changed, and those of
+//! its cells not yet stored (keyed by run UUID, match key, repetition, ordinal) go through
+//! COPY straight into `racehorse.cells`. Loading the same files twice changes nothing, and
+//! a later export of a once-partial run adds only the new cells.
 
 use crate::error::{sql, CentralError};
 use crate::manifest::Manifest;
+use crate::prepare::{PreparedRun, ROW_COLUMNS};
 use postgres::{Client, Transaction};
-use racehorse_store::export::FORMAT_NAME;
-use racehorse_store::{parse_export_value, Store, FORMAT_VERSION};
+use racehorse_store::FORMAT_VERSION;
 use serde_json::Value as Json;
-use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
 
-/// One thing to load.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
-    /// A `racehorse export RUN --format json` file.
-    Export(PathBuf),
-    /// A whole SQLite store: every run in it.
-    Store(PathBuf),
-}
-
-/// The header of an export, read without keeping the rest.
-#[derive(serde::Deserialize)]
-struct Header {
-    #[serde(default)]
-    format: Json,
-    #[serde(default)]
-    version: Json,
-}
-
-fn input_error(path: &Path, why: impl Into<String>) -> CentralError {
-    CentralError::Input { path: path.to_path_buf(), why: why.into() }
-}
-
-impl Input {
-    /// What `path` holds: a SQLite store (by its first bytes), or a JSON export of a version
-    /// this racehorse reads; anything else is refused before anything is loaded.
-    pub fn classify(path: &Path) -> Result<Input, CentralError> {
-        let mut file = std::fs::File::open(path).map_err(|e| input_error(path, e.to_string()))?;
-        let mut head = Vec::with_capacity(16);
-        (&mut file).take(16).read_to_end(&mut head).map_err(|e| input_error(path, e.to_string()))?;
-        if head.as_slice() == b"SQLite format 3\0" {
-            return Ok(Input::Store(path.to_path_buf()));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| input_error(path, e.to_string()))?;
-        let header: Header = serde_json::from_str(&text).map_err(|e| {
-            input_error(path, format!("neither a SQLite store nor a JSON export (not JSON: {e})"))
-        })?;
-        if header.format != FORMAT_NAME {
-            return Err(input_error(
-                path,
-                format!(
-                    "not a racehorse export (its \"format\" is {}, not \"{FORMAT_NAME}\")",
-                    header.format
-                ),
-            ));
-        }
-        if header.version != FORMAT_VERSION {
-            return Err(input_error(
-                path,
-                format!(
-                    "export version {} is not known to this racehorse (it loads version {FORMAT_VERSION}); \
-                     load it with the racehorse that wrote it, or a newer one",
-                    header.version
-                ),
-            ));
-        }
-        Ok(Input::Export(path.to_path_buf()))
-    }
-}
+pub use crate::prepare::Input;
 
 /// What happened to a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,12 +75,14 @@ const UPSERT_RUN: &str = "INSERT INTO racehorse.runs AS r (uuid, inventory_name,
      EXCLUDED.status, EXCLUDED.suite, EXCLUDED.env, EXCLUDED.exclusivity) \
      RETURNING (xmax = 0)";
 
-const STAGING: &str =
-    "CREATE TEMP TABLE IF NOT EXISTS load_cells (LIKE racehorse.cells) ON COMMIT DELETE ROWS";
+/// The lock each run is written under: (this namespace, a hash of its uuid).
+const RUN_LOCK_SPACE: i32 = 0x7268_3434;
 
-const COPY_CELLS: &str =
-    "COPY load_cells (run_uuid, match_key, rep, dup, idx, workload, variant, status, unit, \
-     throughput_per_s, cpu_total_per_unit_s, cell, loaded_at_unix_s) FROM STDIN";
+/// The key of a run's lock: FNV-1a of its uuid.
+fn run_lock_key(uuid: &str) -> i32 {
+    let h = uuid.bytes().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    i32::from_ne_bytes(h.to_ne_bytes())
+}
 
 /// A connection to the central database, migrated, ready to load.
 pub struct Loader {
@@ -150,7 +97,6 @@ impl Loader {
     pub fn open(url: &str) -> Result<Loader, CentralError> {
         let mut client = crate::connect(url)?;
         let found_version = crate::schema::migrate(&mut client)?;
-        client.batch_execute(STAGING).map_err(sql("creating the staging table"))?;
         let now_unix_s = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
@@ -173,7 +119,10 @@ impl Loader {
                  DO UPDATE SET outcome = EXCLUDED.outcome, detail = EXCLUDED.detail",
             )
             .map_err(sql(doing.clone()))?;
-        for h in &m.hosts {
+        // By name, so that loaders recording the same hosts lock their rows in one order.
+        let mut hosts: Vec<_> = m.hosts.iter().collect();
+        hosts.sort_by(|a, b| a.name.cmp(&b.name));
+        for h in hosts {
             tx.execute(&stmt, &[&m.campaign, &h.name, &h.outcome.as_str(), &h.detail])
                 .map_err(sql(doing.clone()))?;
         }
@@ -193,210 +142,158 @@ impl Loader {
         Ok(n)
     }
 
-    /// Loads every run of `input`, calling `each` after each run.
+    /// Loads every run of `input` (read and checked here), one transaction each, calling
+    /// `each` after each run.
     pub fn load(&mut self, input: &Input, each: &mut dyn FnMut(&RunLoaded)) -> Result<(), CentralError> {
-        match input {
-            Input::Export(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| input_error(path, e.to_string()))?;
-                let doc: Json = serde_json::from_str(&text).map_err(|e| input_error(path, e.to_string()))?;
-                each(&self.load_doc(&doc, path)?);
+        crate::prepare::runs_of(input, &mut |run| {
+            for r in self.write_batch(std::slice::from_ref(&run))? {
+                each(&r);
             }
-            Input::Store(path) => {
-                let store = Store::open_read_only(path).map_err(|e| input_error(path, e.to_string()))?;
-                let mut runs = store.list_runs()?;
-                runs.reverse();
-                for run in runs {
-                    let cells = store.run_cells(run.id)?;
-                    let parts = racehorse_store::history_parts(&store, &run)?;
-                    each(&self.load_doc(&racehorse_store::export_doc_with(&run, &parts, &cells), path)?);
-                }
-            }
-        }
-        Ok(())
+            Ok(true)
+        })
     }
 
     /// Loads one export document (`origin` names it in messages).
     pub fn load_doc(&mut self, doc: &Json, origin: &Path) -> Result<RunLoaded, CentralError> {
-        let r = parse_export_value(doc).map_err(|e| input_error(origin, e.to_string()))?;
-        let run = &doc["run"];
-        let inventory = if r.run.inventory_name.is_empty() { &r.run.host } else { &r.run.inventory_name };
-        let embedded = |v: &Json| (!v.is_null()).then(|| without_nul(v));
-        let (suite, env, excl) =
-            (embedded(&run["suite"]), embedded(&run["env"]), embedded(&run["exclusivity"]));
-        let status = r.status.as_str();
-        let version = FORMAT_VERSION as i32;
-        let doing = format!("loading run {} of {}", r.uuid, origin.display());
+        let run = crate::prepare::prepare_doc(doc, origin)?;
+        let mut done = self.write_batch(std::slice::from_ref(&run))?;
+        Ok(done.remove(0))
+    }
+
+    /// Writes `runs` in one transaction (all of them or none); returns what happened to each.
+    pub fn write_batch(&mut self, runs: &[PreparedRun]) -> Result<Vec<RunLoaded>, CentralError> {
+        let doing = match runs {
+            [one] => format!("loading run {} of {}", one.run.uuid, one.origin.display()),
+            _ => format!("loading {} runs", runs.len()),
+        };
         let mut tx = self.client.transaction().map_err(sql(doing.clone()))?;
-        let row = tx
-            .query_opt(
-                UPSERT_RUN,
-                &[
-                    &r.uuid,
-                    inventory,
-                    &r.run.campaign,
-                    &r.source_id,
-                    &r.run.label,
-                    &r.started_at_unix_s,
-                    &r.finished_at_unix_s,
-                    &status,
-                    &r.run.host,
-                    &r.run.command,
-                    &r.run.racehorse_version,
-                    &r.run.cpu_method,
-                    &suite,
-                    &env,
-                    &excl,
-                    &version,
-                    &self.now_unix_s,
-                ],
-            )
-            .map_err(sql(doing.clone()))?;
-        let outcome = match row {
-            None => RunOutcome::Unchanged,
-            Some(row) if row.get::<_, bool>(0) => RunOutcome::New,
-            Some(_) => RunOutcome::Updated,
-        };
-        let cells = doc["cells"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let have: i64 = tx
-            .query_one("SELECT count(*) FROM racehorse.cells WHERE run_uuid = $1::text::uuid", &[&r.uuid])
-            .map_err(sql(doing.clone()))?
-            .get(0);
-        let cells_added = if outcome == RunOutcome::Unchanged && usize::try_from(have) == Ok(cells.len()) {
-            0
-        } else {
-            copy_cells(&mut tx, &r.uuid, cells, self.now_unix_s).map_err(sql(doing.clone()))?
-        };
-        crate::ledger::save_tags(&mut tx, &r.uuid, &r.run.tags).map_err(sql(doing.clone()))?;
-        crate::ledger::merge_points(&mut tx, &r.change_points).map_err(sql(doing.clone()))?;
+        // Every lock first, in one order: two loaders of the same runs wait, never deadlock.
+        let mut keys: Vec<i32> = runs.iter().map(|r| run_lock_key(&r.run.uuid)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
+            tx.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&RUN_LOCK_SPACE, &key])
+                .map_err(sql(doing.clone()))?;
+        }
+        let mut done = Vec::with_capacity(runs.len());
+        for run in runs {
+            let doing = format!("loading run {} of {}", run.run.uuid, run.origin.display());
+            done.push(write_run(&mut tx, run, self.now_unix_s).map_err(sql(doing))?);
+        }
+        // The ledger's rows, too, in one order.
+        let mut points: Vec<_> = runs.iter().flat_map(|r| &r.run.change_points).cloned().collect();
+        points.sort_by(|a, b| a.uuid.cmp(&b.uuid));
+        crate::ledger::merge_points(&mut tx, &points).map_err(sql(doing.clone()))?;
         tx.commit().map_err(sql(doing))?;
-        Ok(RunLoaded {
-            uuid: r.uuid,
-            inventory_name: inventory.clone(),
-            label: r.run.label,
-            outcome,
-            cells_added,
-            cells_read: cells.len() as u64,
-        })
+        Ok(done)
     }
 }
 
-/// Sends the cells through COPY into the staging table, then adds those not yet stored.
-fn copy_cells(
-    tx: &mut Transaction<'_>,
-    uuid: &str,
-    cells: &[Json],
-    now: i64,
-) -> Result<u64, postgres::Error> {
-    let mut buf = Vec::with_capacity(cells.len() * 4096);
-    let mut seen: HashMap<(&str, u64), i64> = HashMap::new();
-    for (idx, c) in cells.iter().enumerate() {
-        let key = c["match_key"].as_str().unwrap_or_default();
-        let rep = c["rep"].as_u64().unwrap_or_default();
-        let dup = seen.entry((key, rep)).and_modify(|d| *d += 1).or_insert(0);
-        let text = |f: &str| Some(c[f].as_str().unwrap_or_default().to_string());
-        let number = |v: &Json| v.as_f64().filter(|x| x.is_finite()).map(|x| x.to_string());
-        let fields = [
-            Some(uuid.to_string()),
-            Some(key.to_string()),
-            Some(rep.to_string()),
-            Some(dup.to_string()),
-            Some(idx.to_string()),
-            text("workload"),
-            text("variant"),
-            text("status"),
-            text("unit"),
-            number(&c["throughput_per_s"]),
-            number(&c["cpu_per_unit"]["total_s"]),
-            Some(cell_text(c)),
-            Some(now.to_string()),
-        ];
-        copy_row(&mut buf, &fields);
-    }
-    let mut writer = tx.copy_in(COPY_CELLS)?;
-    // A write error here is the server's: finish() reports it.
-    let _ = writer.write_all(&buf);
-    writer.finish()?;
-    tx.execute("INSERT INTO racehorse.cells SELECT * FROM load_cells ON CONFLICT DO NOTHING", &[])
-}
-
-/// One row of COPY's text format: tab-separated, `\N` for NULL, backslash escapes.
-fn copy_row(buf: &mut Vec<u8>, fields: &[Option<String>]) {
-    for (i, f) in fields.iter().enumerate() {
-        if i > 0 {
-            buf.push(b'\t');
-        }
-        match f {
-            None => buf.extend_from_slice(b"\\N"),
-            Some(s) => {
-                for &b in s.as_bytes() {
-                    match b {
-                        b'\\' => buf.extend_from_slice(b"\\\\"),
-                        b'\t' => buf.extend_from_slice(b"\\t"),
-                        b'\n' => buf.extend_from_slice(b"\\n"),
-                        b'\r' => buf.extend_from_slice(b"\\r"),
-                        _ => buf.push(b),
-                    }
-                }
-            }
+/// Writes one run inside `tx`, under its lock: the run row, its cells not yet stored, its tags.
+fn write_run(tx: &mut Transaction<'_>, p: &PreparedRun, now: i64) -> Result<RunLoaded, postgres::Error> {
+    let r = &p.run;
+    let inventory = if r.run.inventory_name.is_empty() { &r.run.host } else { &r.run.inventory_name };
+    let status = r.status.as_str();
+    let version = FORMAT_VERSION as i32;
+    let row = tx.query_opt(
+        UPSERT_RUN,
+        &[
+            &r.uuid,
+            inventory,
+            &r.run.campaign,
+            &r.source_id,
+            &r.run.label,
+            &r.started_at_unix_s,
+            &r.finished_at_unix_s,
+            &status,
+            &r.run.host,
+            &r.run.command,
+            &r.run.racehorse_version,
+            &r.run.cpu_method,
+            &p.suite,
+            &p.env,
+            &p.exclusivity,
+            &version,
+            &now,
+        ],
+    )?;
+    let outcome = match row {
+        None => RunOutcome::Unchanged,
+        Some(row) if row.get::<_, bool>(0) => RunOutcome::New,
+        Some(_) => RunOutcome::Updated,
+    };
+    // A new run has no cells yet; a known one may have some or all of them.
+    let mut have = HashSet::new();
+    if outcome != RunOutcome::New {
+        for row in tx.query(
+            "SELECT match_key, rep, dup FROM racehorse.cells WHERE run_uuid = $1::text::uuid",
+            &[&r.uuid],
+        )? {
+            have.insert((
+                row.get::<_, String>(0),
+                i64::from(row.get::<_, i32>(1)),
+                i64::from(row.get::<_, i32>(2)),
+            ));
         }
     }
-    buf.push(b'\n');
-}
-
-/// A cell as compact JSON text for jsonb (NUL characters replaced, see [`without_nul`]).
-fn cell_text(c: &Json) -> String {
-    let text = c.to_string();
-    if text.contains("\\u0000") {
-        without_nul(c).to_string()
-    } else {
-        text
+    let mut buf = Vec::new();
+    let cells_added = p.rows_into(&mut buf, now, |c| !have.contains(&(c.match_key.clone(), c.rep, c.dup)));
+    if cells_added > 0 {
+        let copy = format!("COPY racehorse.cells ({ROW_COLUMNS}) FROM STDIN");
+        let mut writer = tx.copy_in(copy.as_str())?;
+        // A write error here is the server's: finish() reports it.
+        let _ = writer.write_all(&buf);
+        writer.finish()?;
+        // The run's counts (what `list` shows), from its cells: the run's lock is held, so
+        // no other loader adds to them before this transaction commits.
+        tx.execute(
+            "UPDATE racehorse.runs SET (cells_ok, cells_failed) = (SELECT count(*) FILTER (WHERE status = 'ok'), \
+             count(*) FILTER (WHERE status <> 'ok') FROM racehorse.cells WHERE run_uuid = $1::text::uuid) \
+             WHERE uuid = $1::text::uuid",
+            &[&r.uuid],
+        )?;
     }
-}
-
-/// `v` with NUL characters in its strings replaced by U+FFFD (jsonb cannot hold them).
-fn without_nul(v: &Json) -> Json {
-    match v {
-        Json::String(s) if s.contains('\0') => Json::String(s.replace('\0', "\u{fffd}")),
-        Json::Array(a) => Json::Array(a.iter().map(without_nul).collect()),
-        Json::Object(o) => {
-            Json::Object(o.iter().map(|(k, v)| (k.replace('\0', "\u{fffd}"), without_nul(v))).collect())
-        }
-        other => other.clone(),
-    }
+    crate::ledger::save_tags(tx, &r.uuid, &r.run.tags)?;
+    Ok(RunLoaded {
+        uuid: r.uuid.clone(),
+        inventory_name: inventory.clone(),
+        label: r.run.label.clone(),
+        outcome,
+        cells_added,
+        cells_read: p.cell_count() as u64,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn copy_rows_escape_what_copy_reads_specially() {
-        let mut buf = Vec::new();
-        copy_row(&mut buf, &[Some("a\tb\\c\nd\re".into()), None, Some(String::new())]);
-        assert_eq!(String::from_utf8(buf).unwrap(), "a\\tb\\\\c\\nd\\re\t\\N\t\n");
-    }
-
-    #[test]
-    fn nul_characters_are_replaced() {
-        let v = serde_json::json!({"e": "x\u{0}y", "l": [1, "\u{0}"]});
-        assert_eq!(without_nul(&v), serde_json::json!({"e": "x\u{fffd}y", "l": [1, "\u{fffd}"]}));
-    }
+    use crate::prepare::prepare_file;
+    use racehorse_store::Store;
 
     #[test]
     fn inputs_are_told_apart_and_unknown_versions_refused() {
         let dir = tempfile::tempdir().unwrap();
         let export = dir.path().join("r.json");
-        std::fs::write(&export, r#"{"format": "racehorse-run", "version": 1, "run": {}, "cells": []}"#)
-            .unwrap();
-        assert_eq!(Input::classify(&export).unwrap(), Input::Export(export.clone()));
         std::fs::write(&export, r#"{"format": "racehorse-run", "version": 7}"#).unwrap();
-        let e = Input::classify(&export).unwrap_err();
+        assert_eq!(Input::classify(&export).unwrap(), Input::Export(export.clone()));
+        let e = prepare_file(&export).unwrap_err();
         assert!(e.is_usage() && e.to_string().contains("export version 7 is not known"), "{e}");
+        assert!(e.to_string().contains("load it with the racehorse that wrote it"), "{e}");
         std::fs::write(&export, "not json").unwrap();
-        assert!(Input::classify(&export).unwrap_err().is_usage());
+        let e = prepare_file(&export).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("neither a SQLite store nor a JSON export"), "{e}");
+        std::fs::write(&export, r#"{"format": "racehorse-other", "version": 1}"#).unwrap();
+        assert!(prepare_file(&export).unwrap_err().to_string().contains("\"format\" is \"racehorse-other\""));
         let db = dir.path().join("s.db");
         Store::open(&db).unwrap();
         assert_eq!(Input::classify(&db).unwrap(), Input::Store(db.clone()));
         assert!(Input::classify(&dir.path().join("missing")).unwrap_err().is_usage());
+    }
+
+    #[test]
+    fn run_lock_keys_spread_and_stay_the_same() {
+        let a = run_lock_key("5b0c1d2e-0000-4000-8000-000000000001");
+        assert_eq!(a, run_lock_key("5b0c1d2e-0000-4000-8000-000000000001"));
+        assert_ne!(a, run_lock_key("5b0c1d2e-0000-4000-8000-000000000002"));
     }
 }

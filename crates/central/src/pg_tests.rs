@@ -67,6 +67,29 @@ fn migrations_create_upgrade_and_refuse_a_newer_schema() {
 }
 
 #[test]
+fn runs_loaded_before_version_6_get_their_cell_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_cluster, url)) = cluster(dir.path()) else { return };
+    let mut client = crate::connect(&url).unwrap();
+    schema::migrate_to(&mut client, 5).unwrap();
+    client
+        .batch_execute(
+            "INSERT INTO racehorse.runs (uuid, inventory_name, source_id, label, started_at_unix_s, status, host, \
+             command, racehorse_version, cpu_method, export_version, loaded_at_unix_s, updated_at_unix_s) \
+             VALUES ('00000000-0000-4000-8000-000000000001', 'h', 1, 'l', 0, 'complete', 'h', 'c', 'v', 'none', 1, 0, 0); \
+             INSERT INTO racehorse.cells (run_uuid, match_key, rep, dup, idx, workload, variant, status, unit, cell, \
+             loaded_at_unix_s) SELECT '00000000-0000-4000-8000-000000000001', 'null|default', rep, 0, rep, 'null', \
+             'default', CASE WHEN rep = 3 THEN 'failed' ELSE 'ok' END, 'ops', '{}', 0 FROM generate_series(1, 3) AS rep",
+        )
+        .unwrap();
+    assert_eq!(schema::migrate(&mut client).unwrap(), 5);
+    let row = client.query_one("SELECT cells_ok, cells_failed FROM racehorse.runs", &[]).unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (2, 1));
+    let n: i64 = client.query_one("SELECT cells_ok FROM racehorse.run_counts", &[]).unwrap().get(0);
+    assert_eq!(n, 2, "the view reads the columns");
+}
+
+#[test]
 fn loads_idempotently_adds_only_new_cells_and_reads_back_every_figure() {
     let dir = tempfile::tempdir().unwrap();
     let Some((_cluster, url)) = cluster(dir.path()) else { return };

@@ -40,8 +40,8 @@ pub struct MissingHost {
 
 const RUN_SELECT: &str = "SELECT r.uuid::text, r.inventory_name, r.campaign, r.source_id, r.label, \
      r.started_at_unix_s, r.finished_at_unix_s, r.status, r.host, r.racehorse_version, \
-     coalesce(n.cells_ok, 0), coalesce(n.cells_failed, 0), h.outcome \
-     FROM racehorse.runs r LEFT JOIN racehorse.run_counts n ON n.run_uuid = r.uuid \
+     r.cells_ok, r.cells_failed, h.outcome \
+     FROM racehorse.runs r \
      LEFT JOIN racehorse.campaign_hosts h ON h.campaign = r.campaign AND h.name = r.inventory_name";
 
 const ORDER: &str = "ORDER BY r.started_at_unix_s DESC, r.inventory_name, r.uuid";
@@ -254,17 +254,25 @@ impl Reader {
                 &[&run.uuid],
             )
             .map_err(sql(doing.clone()))?;
-        let cells: Vec<Json> = self
+        let rows = self
             .client
             .query(
-                "SELECT cell FROM racehorse.cells WHERE run_uuid = $1::text::uuid \
+                "SELECT cell, latency_buckets FROM racehorse.cells WHERE run_uuid = $1::text::uuid \
                  AND ($2::text[] IS NULL OR match_key = ANY($2)) ORDER BY idx, match_key, rep, dup",
                 &[&run.uuid, &keys],
             )
-            .map_err(sql(doing.clone()))?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map_err(sql(doing.clone()))?;
+        let mut cells = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut cell: Json = row.get(0);
+            if let Some(bytes) = row.get::<_, Option<Vec<u8>>>(1) {
+                crate::buckets::restore(&mut cell, &bytes).map_err(|why| CentralError::Sql {
+                    doing: doing.clone(),
+                    why: format!("the stored run is unreadable: {why}"),
+                })?;
+            }
+            cells.push(cell);
+        }
         let doc = json!({
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,

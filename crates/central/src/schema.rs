@@ -13,6 +13,8 @@ const STEPS: &[(&str, &str)] = &[
     ("view run_counts", V2),
     ("history: run tags, the change-point ledger, views series_points and change_point_runs", V3),
     ("profiles: views profile_stacks and profile_counters", V4),
+    ("load speed: the latency histograms' buckets compact in cells.latency_buckets", V5),
+    ("runs.cells_ok and runs.cells_failed, kept by load; view run_counts reads them", V6),
 ];
 
 /// The central schema version this racehorse writes and reads.
@@ -199,6 +201,25 @@ CREATE VIEW racehorse.profile_counters AS
     FROM racehorse.cells c
     CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.cell->'profile'->'counters') = 'array'
         THEN c.cell->'profile'->'counters' ELSE '[]'::jsonb END) AS k(value);
+";
+
+/// Version 5: load speed (issue 44). `load` moves the buckets of each latency histogram out
+/// of `cell` into `latency_buckets` (see `buckets`), where they take a byte or a few each
+/// instead of a JSON key and number; rows loaded before keep them in `cell` (null here).
+const V5: &str = "
+ALTER TABLE racehorse.cells ADD COLUMN latency_buckets bytea;
+";
+
+/// Version 6: queries at a million cells (issue 44). `list` showed each run's cell counts
+/// through `run_counts`, which counted every cell of the store on each call; the counts now
+/// live in `runs`, set by `load` after it adds a run's cells, and the view reads them.
+const V6: &str = "
+ALTER TABLE racehorse.runs ADD COLUMN cells_ok bigint NOT NULL DEFAULT 0,
+                           ADD COLUMN cells_failed bigint NOT NULL DEFAULT 0;
+UPDATE racehorse.runs r SET cells_ok = n.cells_ok, cells_failed = n.cells_failed
+    FROM racehorse.run_counts n WHERE n.run_uuid = r.uuid;
+CREATE OR REPLACE VIEW racehorse.run_counts AS
+    SELECT uuid AS run_uuid, cells_ok, cells_failed FROM racehorse.runs;
 ";
 
 /// The version recorded in the database (0: never migrated).

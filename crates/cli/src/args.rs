@@ -167,6 +167,9 @@ pub struct LoadArgs {
     /// JSON exports (`racehorse export RUN --format json`) and SQLite stores (every run in them)
     #[arg(value_name = "PATH", required_unless_present = "campaign_manifest")]
     pub paths: Vec<PathBuf>,
+    /// Connections writing at once (default: the number of CPUs, at most 4)
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: Option<u32>,
 }
 
 #[derive(Args, Debug)]

@@ -7,6 +7,7 @@
 use crate::args::{Cli, ListArgs, LoadArgs};
 use crate::{CmdResult, Failure};
 use anyhow::Context;
+use racehorse_central::bulk;
 use racehorse_central::load::RunOutcome;
 use racehorse_central::read::Reader;
 use racehorse_central::schema::CENTRAL_VERSION;
@@ -52,7 +53,11 @@ fn manifest_line(m: &Manifest) -> String {
     )
 }
 
-/// `racehorse load --db postgres://… [--campaign-manifest FILE] PATH…`.
+/// How much of the rows made while checking `load` keeps for writing; files beyond it are
+/// read a second time while the first ones are written.
+const KEEP_BYTES: usize = 1 << 30;
+
+/// `racehorse load --db postgres://… [--campaign-manifest FILE] [--jobs N] PATH…`.
 pub fn load(cli: &Cli, a: &LoadArgs) -> CmdResult {
     let Some(url) = central_url(cli) else {
         return Err(Failure::usage(
@@ -63,9 +68,8 @@ pub fn load(cli: &Cli, a: &LoadArgs) -> CmdResult {
     // Every file is checked, whole, before anything is written (docs/central-store.md).
     let inputs =
         a.paths.iter().map(|p| Input::classify(p)).collect::<Result<Vec<_>, _>>().map_err(failure)?;
-    for input in &inputs {
-        input.check().map_err(failure)?;
-    }
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let pending = bulk::check_all(&inputs, cpus, KEEP_BYTES).map_err(failure)?;
     let start = Instant::now();
     let mut loader = Loader::open(&url).map_err(failure)?;
     if loader.found_version < CENTRAL_VERSION {
@@ -75,28 +79,22 @@ pub fn load(cli: &Cli, a: &LoadArgs) -> CmdResult {
         loader.load_manifest(m).map_err(failure)?;
         println!("{}", manifest_line(m));
     }
+    drop(loader);
+    let jobs = a.jobs.map_or(cpus.min(4), |j| j as usize);
     let mut stats = LoadStats::default();
-    for input in &inputs {
-        loader
-            .load(input, &mut |r| {
-                stats.add(r);
-                if !cli.quiet {
-                    let what = match r.outcome {
-                        RunOutcome::New => "new",
-                        RunOutcome::Updated => "updated",
-                        RunOutcome::Unchanged => "unchanged",
-                    };
-                    let name = escape_control(&format!("{} '{}'", r.inventory_name, r.label));
-                    println!(
-                        "  {name} {}: {what}, {} of {} cells added",
-                        &r.uuid[..8],
-                        r.cells_added,
-                        r.cells_read
-                    );
-                }
-            })
-            .map_err(failure)?;
-    }
+    bulk::write_all(&url, pending, jobs, &mut |r| {
+        stats.add(r);
+        if !cli.quiet {
+            let what = match r.outcome {
+                RunOutcome::New => "new",
+                RunOutcome::Updated => "updated",
+                RunOutcome::Unchanged => "unchanged",
+            };
+            let name = escape_control(&format!("{} '{}'", r.inventory_name, r.label));
+            println!("  {name} {}: {what}, {} of {} cells added", &r.uuid[..8], r.cells_added, r.cells_read);
+        }
+    })
+    .map_err(failure)?;
     let secs = start.elapsed().as_secs_f64();
     println!(
         "loaded {} path(s): runs {} new, {} updated, {} unchanged; cells {} added of {} read in {secs:.2} s ({:.0} cells/s)",

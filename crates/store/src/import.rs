@@ -13,6 +13,7 @@ use racehorse_core::{
     WorkUnit, WorkloadCpu,
 };
 use rusqlite::{params, OptionalExtension};
+use serde::Deserialize;
 use serde_json::Value as Json;
 
 /// Why a file is not an export this version can load.
@@ -214,7 +215,7 @@ fn tags_of(v: &Json) -> std::result::Result<Vec<(String, String)>, ImportError> 
 fn change_points_of(v: &Json) -> std::result::Result<Vec<crate::ledger::ChangePointRecord>, ImportError> {
     match v {
         Json::Null => Ok(Vec::new()),
-        v => serde_json::from_value(v.clone()).map_err(|e| field("change_points", e.to_string())),
+        v => Deserialize::deserialize(v).map_err(|e| field("change_points", e.to_string())),
     }
 }
 
@@ -270,19 +271,17 @@ pub(crate) fn cell(c: &Json, without_histogram: &mut usize) -> std::result::Resu
     }
     if !c["settings"].is_null() {
         out.settings =
-            serde_json::from_value(c["settings"].clone()).map_err(|e| field("settings", e.to_string()))?;
+            Deserialize::deserialize(&c["settings"]).map_err(|e| field("settings", e.to_string()))?;
     }
     if !c["profile"].is_null() {
-        out.profile =
-            serde_json::from_value(c["profile"].clone()).map_err(|e| field("profile", e.to_string()))?;
+        out.profile = Deserialize::deserialize(&c["profile"]).map_err(|e| field("profile", e.to_string()))?;
     }
     if !c["samples"].is_null() {
-        out.samples =
-            serde_json::from_value(c["samples"].clone()).map_err(|e| field("samples", e.to_string()))?;
+        out.samples = Deserialize::deserialize(&c["samples"]).map_err(|e| field("samples", e.to_string()))?;
     }
     out.quality = quality(&c["quality"])?;
     if !c["virt"].is_null() {
-        out.virt = serde_json::from_value(c["virt"].clone()).map_err(|e| field("virt", e.to_string()))?;
+        out.virt = Deserialize::deserialize(&c["virt"]).map_err(|e| field("virt", e.to_string()))?;
     }
     Ok(out)
 }
@@ -297,7 +296,7 @@ fn latencies(v: &Json, without_histogram: &mut usize) -> std::result::Result<Vec
             continue;
         }
         let latency: LatencyHistogram =
-            serde_json::from_value(l["histogram"].clone()).map_err(|e| field("latencies", e.to_string()))?;
+            Deserialize::deserialize(&l["histogram"]).map_err(|e| field("latencies", e.to_string()))?;
         out.push(OpStats { op: text(l, "op")?, latency });
     }
     Ok(out)
@@ -306,9 +305,7 @@ fn latencies(v: &Json, without_histogram: &mut usize) -> std::result::Result<Vec
 fn quality(q: &Json) -> std::result::Result<CellQuality, ImportError> {
     let below = match &q["below_resolution"] {
         Json::Null => Default::default(),
-        b => {
-            serde_json::from_value(b.clone()).map_err(|e| field("quality.below_resolution", e.to_string()))?
-        }
+        b => Deserialize::deserialize(b).map_err(|e| field("quality.below_resolution", e.to_string()))?,
     };
     Ok(CellQuality {
         outside_cpu_s: opt_real(q, "outside_cpu_s"),

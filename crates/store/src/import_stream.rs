@@ -2,6 +2,8 @@
 //! disk, a cell at a time: only one cell is ever held as a JSON tree, the rest as the
 //! compact results they become, and the file's text not at all (issue 47, case 8: import
 //! held about 19 times the export's size in memory, text and tree and results at once).
+//! `racehorse load` reads the same way but takes each cell as it is read
+//! ([`read_export_each`]), so that nothing of the cells is kept but what it makes of them.
 
 use crate::import::{assemble, cell, check_format, field, ExportedRun, ImportError};
 use crate::spill::{read_kept, KeptCell, SPILL_FORMAT};
@@ -20,23 +22,28 @@ pub enum ImportFile {
     Kept(Box<KeptCell>),
 }
 
-/// The cells of an export as they were read: the results, or the first that is not one.
+/// What is done with each cell as it is read: its position, its JSON and what it reads as.
+/// An `Err` refuses the cell (the file is then refused, naming it).
+pub type EachCell<'a> = dyn FnMut(usize, Json, CellResult) -> Result<(), String> + 'a;
+
+/// How the cells of an export were read: how many, and the first that is not one.
 #[derive(Default)]
 struct CellsRead {
-    cells: Vec<CellResult>,
     without_histogram: usize,
     error: Option<ImportError>,
 }
 
-/// Every field of the document but `cells`, kept as JSON, and the cells read one by one.
+/// Every field of the document but `cells`, kept as JSON; the cells went to `each`.
 struct Document {
     fields: Json,
     cells: Option<CellsRead>,
 }
 
-struct DocumentVisitor;
+struct DocumentVisitor<'e, 'a> {
+    each: &'e mut EachCell<'a>,
+}
 
-impl<'de> Visitor<'de> for DocumentVisitor {
+impl<'de> Visitor<'de> for DocumentVisitor<'_, '_> {
     type Value = Document;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -48,7 +55,7 @@ impl<'de> Visitor<'de> for DocumentVisitor {
         let mut cells = None;
         while let Some(key) = map.next_key::<String>()? {
             if key == "cells" {
-                cells = Some(map.next_value_seed(CellsSeed)?);
+                cells = Some(map.next_value_seed(CellsVisitor { each: &mut *self.each })?);
             } else {
                 fields.insert(key, map.next_value()?);
             }
@@ -57,19 +64,19 @@ impl<'de> Visitor<'de> for DocumentVisitor {
     }
 }
 
-struct CellsSeed;
+struct CellsVisitor<'e, 'a> {
+    each: &'e mut EachCell<'a>,
+}
 
-impl<'de> DeserializeSeed<'de> for CellsSeed {
+impl<'de> DeserializeSeed<'de> for CellsVisitor<'_, '_> {
     type Value = CellsRead;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<CellsRead, D::Error> {
-        d.deserialize_seq(CellsVisitor)
+        d.deserialize_seq(self)
     }
 }
 
-struct CellsVisitor;
-
-impl<'de> Visitor<'de> for CellsVisitor {
+impl<'de> Visitor<'de> for CellsVisitor<'_, '_> {
     type Value = CellsRead;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -87,9 +94,9 @@ impl<'de> Visitor<'de> for CellsVisitor {
                 continue;
             }
             let Some(c) = seq.next_element::<Json>()? else { break };
-            match cell(&c, &mut out.without_histogram) {
-                Ok(c) => out.cells.push(c),
-                Err(e) => out.error = Some(field(&format!("cells[{i}]"), e.to_string())),
+            let taken = cell(&c, &mut out.without_histogram).map_err(|e| e.to_string());
+            if let Err(why) = taken.and_then(|r| (self.each)(i, c, r)) {
+                out.error = Some(field(&format!("cells[{i}]"), why));
             }
         }
         Ok(out)
@@ -99,17 +106,49 @@ impl<'de> Visitor<'de> for CellsVisitor {
 /// Reads an import file from `reader`: an export (checked as [`crate::parse_export`]
 /// checks it) or a kept cell (see [`read_kept`]).
 pub fn read_import(reader: impl Read) -> Result<ImportFile, ImportError> {
+    let mut cells = Vec::new();
+    let (read, _) = read_export_each(reader, &mut |_, _, c| {
+        cells.push(c);
+        Ok(())
+    })?;
+    Ok(match read {
+        ImportFile::Export(mut run) => {
+            run.cells = cells;
+            // The limits of each cell, as `parse_export` checks them.
+            let problem = run
+                .cells
+                .iter()
+                .enumerate()
+                .find_map(|(i, c)| crate::limits::cell_problem(c).map(|w| (i, w)));
+            if let Some((i, why)) = problem {
+                return Err(field(&format!("cells[{i}]"), why));
+            }
+            ImportFile::Export(run)
+        }
+        kept => kept,
+    })
+}
+
+/// Reads an export (or a kept cell) from `reader` as [`read_import`] does, but hands each
+/// cell to `each` as it is read instead of keeping it: the run comes back without cells,
+/// with every other field of the document as JSON (`run`, `format`, …), and the limits on texts are the caller's to check for each cell (as `each` sees it,
+/// `crate::limits::cell_problem`). Any cell read before the document turns out not to be an
+/// export of a known version has been given to `each`: the caller drops what it made of
+/// them on an error.
+pub fn read_export_each(
+    reader: impl Read,
+    each: &mut EachCell<'_>,
+) -> Result<(ImportFile, Json), ImportError> {
     let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
-    let doc = de.deserialize_map(DocumentVisitor).and_then(|d| de.end().map(|_| d)).map_err(|e| {
-        match e.classify() {
+    let doc = de.deserialize_map(DocumentVisitor { each }).and_then(|d| de.end().map(|_| d)).map_err(
+        |e| match e.classify() {
             serde_json::error::Category::Data => field("(document)", e.to_string()),
             _ => field("(document)", format!("not JSON: {e}")),
-        }
-    })?;
+        },
+    )?;
     if doc.fields["format"] == SPILL_FORMAT {
-        return read_kept(&doc.fields)
-            .map(|k| ImportFile::Kept(Box::new(k)))
-            .map_err(|why| field("(kept cell)", why));
+        let kept = read_kept(&doc.fields).map_err(|why| field("(kept cell)", why))?;
+        return Ok((ImportFile::Kept(Box::new(kept)), doc.fields));
     }
     if doc.fields["format"] != crate::export::FORMAT_NAME {
         return Err(ImportError::Field {
@@ -127,7 +166,8 @@ pub fn read_import(reader: impl Read) -> Result<ImportFile, ImportError> {
     if let Some(e) = read.error {
         return Err(e);
     }
-    assemble(&doc.fields, read.cells, read.without_histogram).map(|r| ImportFile::Export(Box::new(r)))
+    let run = assemble(&doc.fields, Vec::new(), read.without_histogram)?;
+    Ok((ImportFile::Export(Box::new(run)), doc.fields))
 }
 
 /// [`read_import`] of the file at `path`; the error names the file.
