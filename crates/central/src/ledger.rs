@@ -119,20 +119,6 @@ pub(crate) fn points(
     Ok(rows.iter().map(point_from_row).collect())
 }
 
-/// A run's tags, by key.
-pub(crate) fn tags(
-    c: &mut impl GenericClient,
-    run_uuid: &str,
-) -> Result<Vec<(String, String)>, CentralError> {
-    let rows = c
-        .query(
-            "SELECT key, value FROM racehorse.run_tags WHERE run_uuid = $1::text::uuid ORDER BY key",
-            &[&run_uuid],
-        )
-        .map_err(sql("reading the run's tags"))?;
-    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-}
-
 /// The uuids of the runs that pass `f`, newest first.
 pub(crate) fn runs_where(
     c: &mut impl GenericClient,

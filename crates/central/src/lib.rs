@@ -9,6 +9,7 @@ mod buckets;
 pub mod bulk;
 mod check;
 pub mod connect;
+mod copy;
 pub mod error;
 mod ledger;
 pub mod load;

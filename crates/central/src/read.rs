@@ -6,9 +6,8 @@
 
 use crate::error::{sql, CentralError};
 use postgres::{Client, Row};
-use racehorse_store::export::FORMAT_NAME;
-use racehorse_store::{parse_export_value, Imported, Store, FORMAT_VERSION};
-use serde_json::{json, Value as Json};
+use racehorse_store::Store;
+use serde_json::Value as Json;
 
 /// A run as the central database lists it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -213,9 +212,23 @@ impl Reader {
         crate::ledger::set_status(&mut self.client, id, status, reason, link, now)
     }
 
-    /// Copies `run` with its cells into `store` (import path); returns its id there.
+    /// Copies `run` with its cells and change points into `store` (import path); returns its
+    /// id there.
     pub fn copy_into(&mut self, run: &CentralRun, store: &Store) -> Result<i64, CentralError> {
-        self.copy_points_into(run, None, store)
+        let ids = crate::copy::copy_runs(&mut self.client, std::slice::from_ref(run), None, true, store)?;
+        Ok(ids[0])
+    }
+
+    /// Copies `runs` into `store` with the cells of the points `keys` only (every cell when
+    /// None) and their tags, as `history` needs, reading each table once for all of them; their
+    /// change points are left to the caller, who copies the ledger whole.
+    pub fn copy_runs_into(
+        &mut self,
+        runs: &[CentralRun],
+        keys: Option<&[String]>,
+        store: &Store,
+    ) -> Result<Vec<i64>, CentralError> {
+        crate::copy::copy_runs(&mut self.client, runs, keys, false, store)
     }
 
     /// Every point of the store (its match key) with its parameters, in key order. The keys
@@ -236,62 +249,5 @@ impl Reader {
             )
             .map_err(sql("listing the points"))?;
         Ok(rows.iter().map(|r| (r.get(0), r.get::<_, Option<Json>>(1).unwrap_or(Json::Null))).collect())
-    }
-
-    /// Copies `run` into `store` with the cells of the points `keys` only (every cell when
-    /// None), as `history` needs: the run, its tags and change points, and those cells.
-    pub fn copy_points_into(
-        &mut self,
-        run: &CentralRun,
-        keys: Option<&[String]>,
-        store: &Store,
-    ) -> Result<i64, CentralError> {
-        let doing = format!("reading run {}", run.uuid);
-        let row = self
-            .client
-            .query_one(
-                "SELECT command, cpu_method, suite, env, exclusivity FROM racehorse.runs WHERE uuid = $1::text::uuid",
-                &[&run.uuid],
-            )
-            .map_err(sql(doing.clone()))?;
-        let rows = self
-            .client
-            .query(
-                "SELECT cell, latency_buckets FROM racehorse.cells WHERE run_uuid = $1::text::uuid \
-                 AND ($2::text[] IS NULL OR match_key = ANY($2)) ORDER BY idx, match_key, rep, dup",
-                &[&run.uuid, &keys],
-            )
-            .map_err(sql(doing.clone()))?;
-        let mut cells = Vec::with_capacity(rows.len());
-        for row in rows {
-            let mut cell: Json = row.get(0);
-            if let Some(bytes) = row.get::<_, Option<Vec<u8>>>(1) {
-                crate::buckets::restore(&mut cell, &bytes).map_err(|why| CentralError::Sql {
-                    doing: doing.clone(),
-                    why: format!("the stored run is unreadable: {why}"),
-                })?;
-            }
-            cells.push(cell);
-        }
-        let doc = json!({
-            "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
-            "run": {
-                "id": run.source_id, "label": run.label, "started_at_unix_s": run.started_at_unix_s,
-                "finished_at_unix_s": run.finished_at_unix_s, "status": run.status, "host": run.host,
-                "command": row.get::<_, String>(0), "cpu_method": row.get::<_, String>(1),
-                "suite": row.get::<_, Option<Json>>(2), "env": row.get::<_, Option<Json>>(3),
-                "exclusivity": row.get::<_, Option<Json>>(4), "racehorse_version": run.racehorse_version,
-                "uuid": run.uuid, "inventory_name": run.inventory_name, "campaign": run.campaign,
-                "tags": crate::ledger::tags(&mut self.client, &run.uuid)?.into_iter().map(|(k, v)| (k, Json::String(v))).collect::<serde_json::Map<_, _>>(),
-            },
-            "cells": cells,
-            "change_points": crate::ledger::points(&mut self.client, Some(&run.uuid))?,
-        });
-        let exported = parse_export_value(&doc)
-            .map_err(|e| CentralError::Sql { doing, why: format!("the stored run is unreadable: {e}") })?;
-        Ok(match store.import_run(&exported)? {
-            Imported::New(id) | Imported::AlreadyPresent(id) | Imported::Updated { id, .. } => id,
-        })
     }
 }

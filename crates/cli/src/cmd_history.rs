@@ -165,9 +165,7 @@ fn central_copy(url: &str, sel: &Selection) -> Result<(Store, Option<Vec<String>
             b.source_id,
         ))
     });
-    for run in runs {
-        reader.copy_points_into(&run, keys.as_deref(), &store).map_err(failure)?;
-    }
+    reader.copy_runs_into(&runs, keys.as_deref(), &store).map_err(failure)?;
     for p in reader.ledger().map_err(failure)? {
         store.merge_change_point(&p).context("copying the ledger")?;
     }
