@@ -44,10 +44,12 @@ total=$((hosts * cells))
 echo "workload $workload: $hosts exports x $cells cells = $total cells, $((bytes / total)) bytes of export per cell, $loaders loaders"
 "$bin" --db "$url" -q load "$tmp/exports/host-0000.json" >/dev/null   # migrates; its cells count below
 
-server_ticks() {  # CPU ticks (user + system) of every PostgreSQL server process
+server_ticks() {  # CPU ticks (user + system) of the PostgreSQL server: every live server
+  # process, and the connections that ended, which the postmaster reaped (its children's time)
   local t=0 pid
-  for pid in $(pgrep -u postgres -f "postgres" || true); do
-    t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  for pid in $(pgrep -f "postgres" || true); do
+    [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = postgres ] || continue
+    t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
   done
   echo "$t"
 }
@@ -76,8 +78,8 @@ print(f"per cell: client CPU {client / n * 1e6:.0f} us, server CPU {server / n *
       f"{exported // total} bytes of export, {size // total} bytes in PostgreSQL")
 print(f"machine: {client + server:.1f} CPU s over {wall:.1f} s wall")
 for cores in (8, 32):
-    rate = min(cores / (server / n), 1e9)
-    print(f"projected: a database server with {cores} cores spent only on the load takes "
-          f"{1e6 / rate:.0f} s of server CPU for 1,000 hosts x 1,000 cells "
-          f"({1e6 * size / total / 1e9:.1f} GB), if clients and disk keep up")
+    print(f"projected: a database server with {cores} cores given to the load takes its "
+          f"{server / n * 1e6:.0f} s of server CPU for 1,000 hosts x 1,000 cells in about "
+          f"{server / n * 1e6 / cores:.0f} s of wall time ({1e6 * size / total / 1e9:.1f} GB), "
+          f"if the loaders (on their own machines) and the disk keep up")
 PY
