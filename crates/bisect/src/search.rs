@@ -168,8 +168,10 @@ impl Search {
     fn cmp(&self, a: usize, b: usize, pooled: Option<Pooled>, min_change: f64, wanted: Wanted) -> Comparison {
         let endpoints = a == 0 && b == self.len() - 1;
         let alpha = if endpoints { self.opts.alpha } else { self.pair_alpha() };
-        // Twice the smallest change, as ratios compound: (1 + m)² − 1.
-        let rule = Rule { min_change, same_margin: (1.0 + min_change).powi(2) - 1.0, alpha, wanted };
+        // One and a half times the smallest change, as ratios compound: (1 + m)^1.5 − 1. Not
+        // twice: with the default m two equal changes are each (1 + m)² apart, and a margin
+        // that wide called one of them "same" on a noisy run, so the search missed it.
+        let rule = Rule { min_change, same_margin: (1.0 + min_change).powf(1.5) - 1.0, alpha, wanted };
         compare(&self.runs[a], &self.runs[b], pooled, rule)
     }
 
