@@ -6,7 +6,7 @@
 # n0001 …, one night apart, a tag commit=cNNNN and throughputs moved by up to ±2%). Then each
 # query a user runs is timed REPEAT times (median and range of the wall time):
 #   list, list --label, list --tag, list --since, show, compare, history of one point.
-# Prints the table for docs/central-store.md, the size on disk, and the plans of the queries.
+# Prints the table for docs/central-store.md and the size on disk.
 # Usage: bash scripts/bench-central-queries.sh [RUNS] [CELLS] [WORKLOAD]
 #   (default 1000 1000 null: a million small cells, about 2 GB; needs a release build)
 set -euo pipefail

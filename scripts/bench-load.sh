@@ -14,24 +14,8 @@ cells="${2:-1000}"
 workload="${3:-fileserver}"
 bin="$(realpath "${RACEHORSE_BIN:-${CARGO_TARGET_DIR:-target}/release/racehorse}")"
 [ -x "$bin" ] || { echo "no racehorse at $bin: cargo build --release, or set RACEHORSE_BIN" >&2; exit 2; }
-pgbin="${RACEHORSE_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
-[ -x "$pgbin/initdb" ] || { echo "no PostgreSQL server binaries (apt-get install postgresql)" >&2; exit 2; }
-tmp="$(mktemp -d "${DIR:-/var/tmp}/rh-load.XXXXXX")"
-chmod 711 "$tmp"
-as_owner=()
-if [ "$(id -u)" = 0 ]; then as_owner=(runuser -u postgres --); fi
-mkdir "$tmp/pg"
-[ ${#as_owner[@]} -gt 0 ] && chown postgres "$tmp/pg"
-cleanup() {
-  "${as_owner[@]}" "$pgbin/pg_ctl" -D "$tmp/pg/data" -m fast stop >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"${as_owner[@]}" "$pgbin/initdb" -D "$tmp/pg/data" -U rh --auth=trust -E UTF8 --locale=C -N >/dev/null
-"${as_owner[@]}" "$pgbin/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w \
-  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=''" start >/dev/null
-url="postgres://rh@127.0.0.1:$port/postgres?sslmode=disable"
+# shellcheck source=scripts/lib/pg-throwaway.sh
+. scripts/lib/pg-throwaway.sh
 
 # One real run as the template of every cell.
 "$bin" --db "$tmp/tpl.db" run "$workload" --clients 1,2 --runtime 2s --warmup 0s --reps 1 --no-warm-up \
@@ -65,7 +49,6 @@ for pass in first second; do
   echo "$pass load: $line (wall $(python3 -c "print(f'{$end - $start:.2f}')") s)"
   [ "$pass" = first ] && rate="$(python3 -c "print($total / ($end - $start))")"
 done
-size="$("${as_owner[@]}" "$pgbin/psql" -h 127.0.0.1 -p "$port" -U rh -d postgres -Atc \
-  "SELECT pg_total_relation_size('racehorse.cells')")"
+size="$("${psql_rh[@]}" -c "SELECT pg_total_relation_size('racehorse.cells')")"
 echo "racehorse.cells: $((size / total)) bytes per cell in PostgreSQL (table, TOAST and indexes)"
 python3 -c "r=$rate; print(f'projected: 100 hosts x 1,000 cells = 100,000 cells in {100000 / r:.0f} s at {r:.0f} cells/s')"
