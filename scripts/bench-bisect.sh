@@ -10,7 +10,8 @@
 #   git bisect run: one `racehorse run --reps 1` per step, "bad" when its throughput is more
 #   than THRESHOLD percent (default 2.5) below the good commit's single run.
 # Prints, per slowdown, how many bisects named exactly the planted commit, and the runs and wall
-# time each spent.
+# time each spent; keeps each racehorse answer (answer-SLOW-SEED.json) and, per line of
+# rh-SLOW.txt, what it said (status:first bad commits) for the wrong ones.
 # Usage: bash scripts/bench-bisect.sh [REPOS] [SLOWDOWNS]   e.g. bash scripts/bench-bisect.sh 20 "5 2"
 # Long: about 90 minutes for 20 repositories and two slowdowns on 2 CPUs; run it on a quiet
 # machine, once.
@@ -60,14 +61,16 @@ EOF
 
 run_args=(command --cpus 1 --reps 3 --warmup 0s --no-warm-up -o 'regex:=units: (\d+)' -o count=true -- '{worktree}/bench')
 
-one_racehorse() {  # repo db → "exact|wrong runs seconds"
-  local repo=$1 db=$2 planted=$3 t0 t1 ans first runs
+one_racehorse() {  # repo db planted answer-file → "exact|wrong runs seconds what-it-said"
+  local repo=$1 db=$2 planted=$3 keep=$4 t0 t1 first runs said
   t0=$(date +%s)
-  ans=$("$bin" --db "$db" -q bisect --repo "$repo" --good HEAD~63 --bad HEAD --build 'cc -O2 -o bench bench.c' --json -- "${run_args[@]}" 2>/dev/null || true)
+  "$bin" --db "$db" -q bisect --repo "$repo" --good HEAD~63 --bad HEAD --build 'cc -O2 -o bench bench.c' --json -- "${run_args[@]}" >"$keep" 2>/dev/null || true
   t1=$(date +%s)
-  first=$(echo "$ans" | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d.get("changes") or []; print(c[0]["first_bad"]["commit"]["subject"] if len(c)==1 else "none")' 2>/dev/null || echo none)
-  runs=$(echo "$ans" | python3 -c 'import json,sys; print(json.load(sys.stdin)["spent"]["runs"])' 2>/dev/null || echo 0)
-  [ "$first" = "change $planted" ] && echo "exact $runs $((t1 - t0))" || echo "wrong $runs $((t1 - t0))"
+  first=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d.get("changes") or []; print(c[0]["first_bad"]["commit"]["subject"] if len(c)==1 else "none")' "$keep" 2>/dev/null || echo none)
+  runs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["spent"]["runs"])' "$keep" 2>/dev/null || echo 0)
+  # What a wrong answer was: the status, and the first bad commits it named.
+  said=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["status"] + ":" + ",".join(c["first_bad"]["commit"]["subject"].split()[-1] for c in d.get("changes") or []))' "$keep" 2>/dev/null || echo failed)
+  [ "$first" = "change $planted" ] && echo "exact $runs $((t1 - t0)) $said" || echo "wrong $runs $((t1 - t0)) $said"
 }
 
 one_git() {  # repo db planted → "exact|wrong runs seconds"
@@ -103,7 +106,7 @@ for slow in $slowdowns; do
   for seed in $(seq 1 "$repos"); do
     planted=$(make_repo "$out/repo" "$seed" "$slow")
     rm -f "$out"/db*
-    one_racehorse "$out/repo" "$out/db-rh.db" "$planted" >> "$out/rh-$slow.txt"
+    one_racehorse "$out/repo" "$out/db-rh.db" "$planted" "$out/answer-$slow-$seed.json" >> "$out/rh-$slow.txt"
     one_git "$out/repo" "$out/db-git.db" "$planted" >> "$out/git-$slow.txt"
   done
   for tool in rh git; do
@@ -115,5 +118,9 @@ name = "racehorse bisect" if sys.argv[3] == "rh" else "git bisect run, one run a
 print(f"| {sys.argv[2]}% | {name} | {exact} of {len(rows)} | {statistics.median(int(r[1]) for r in rows):.0f} | {statistics.median(int(r[2]) for r in rows):.0f} |")
 EOF
   done
+done
+for slow in $slowdowns; do
+  echo "racehorse's wrong answers at $slow% (runs, seconds, status:first bad):"
+  grep '^wrong' "$out/rh-$slow.txt" | cut -d' ' -f2- | sed 's/^/  /' || echo "  none"
 done
 echo "outputs in $out"

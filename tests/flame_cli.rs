@@ -99,6 +99,7 @@ fn compare_shows_the_frame_twice_as_costly_per_unit() {
     assert!(line.contains("300000") && line.contains("600000") && line.contains(" 2.00 "), "ms/MB: {line}");
     assert!(t.contains("cycles: not supported on this machine"), "{t}");
     assert!(t.contains("context switches per unit"), "{t}");
+    compare_json_has_the_profiles(&sb);
     let page = sb.dir.path().join("cmp.html");
     let o = sb.run(&["compare", "base", "slow", "-o", page.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
@@ -112,6 +113,28 @@ fn compare_shows_the_frame_twice_as_costly_per_unit() {
     let html = std::fs::read_to_string(&report).expect("page");
     assert_eq!(html.matches("class=\"flame\"").count(), 2, "a flame graph per profiled point");
     browser_check(&page, &report);
+}
+
+/// `compare --format json` carries the same answer in `profiles[]`: per point, the frame
+/// twice as costly per unit and the counters per unit with their intervals.
+fn compare_json_has_the_profiles(sb: &Sandbox) {
+    let o = sb.run(&["compare", "base", "slow", "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("compare json");
+    let points = v["profiles"].as_array().expect("profiles[]");
+    assert_eq!(points.len(), 2, "both points profiled on both sides: {points:?}");
+    let p = &points[0];
+    assert_eq!((p["side"].as_u64(), p["cpu_unit"].as_str()), (Some(0), Some("cpu_s/byte")), "{p}");
+    let frames = p["frames"].as_array().expect("frames[]");
+    let hot_b = frames.iter().find(|f| f["stack"].as_array().and_then(|s| s.last()) == Some(&"hot_b".into()));
+    let hot_b = hot_b.unwrap_or_else(|| panic!("hot_b listed: {frames:?}"));
+    assert!((hot_b["self_ratio"].as_f64().expect("ratio") - 2.0).abs() < 1e-9, "{hot_b}");
+    assert_eq!(hot_b["stack"][0], "prog", "outermost caller first: {hot_b}");
+    let cs = &p["counters"][0];
+    assert_eq!(cs["event"], "context-switches", "{p}");
+    assert!((cs["ratio"].as_f64().expect("ratio") - 1.0).abs() < 1e-3, "{cs}");
+    assert_eq!(cs["verdict"], "same", "{cs}");
+    assert_eq!(p["counters_unsupported"], serde_json::json!(["cycles"]), "{p}");
 }
 
 fn browser_check(compare: &Path, report: &Path) {

@@ -33,7 +33,7 @@ pub struct SearchOptions {
     /// The smallest change looked for between neighbours (relative, 0.025 = 2.5%); None: a
     /// quarter of the endpoints' change, as ratios compound (the fourth root of their ratio,
     /// so that two large steps are each well above it). Neighbours whose interval lies within
-    /// twice this, compounded, are the same.
+    /// one and a half times this, compounded, are the same.
     pub min_change: Option<f64>,
     /// The direction the endpoints must differ in.
     pub wanted: Wanted,

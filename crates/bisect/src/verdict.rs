@@ -9,9 +9,9 @@
 //!   at most `alpha` (default 0.01) and the change is at least `min_change`, in the wanted
 //!   direction when one is asked for;
 //! - **same**: the 95% interval of the ratio lies inside ±`same_margin` (equivalence: a change
-//!   of that size would have shown; a bisect sets it to twice `min_change` compounded,
-//!   (1 + m)² − 1: half the endpoints' change by default), or it changed significantly the
-//!   other way;
+//!   of that size would have shown; a bisect sets it to one and a half times `min_change`
+//!   compounded, (1 + m)^1.5 − 1: three eighths of the endpoints' change by default), or it
+//!   changed significantly the other way;
 //! - **unknown**: neither yet; another run decides.
 
 use racehorse_stats::{student_t_cdf, student_t_quantile};

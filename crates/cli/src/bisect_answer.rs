@@ -134,18 +134,31 @@ pub fn answer(
     Ok(code)
 }
 
+/// What an interval around 1 says about the change these runs could have shown: a smaller
+/// one needs more repetitions.
+fn resolution_hint(interval: Option<(f64, f64)>) -> String {
+    match interval {
+        Some((lo, hi)) if lo < 1.0 && hi > 1.0 => format!(
+            ". A change under about {:.1}% cannot be told from none with these runs: allow more with --max-reps",
+            100.0 * (hi - 1.0).max(1.0 - lo)
+        ),
+        _ => String::new(),
+    }
+}
+
 fn text(plan: &Plan, outcome: &Outcome, doc: &Json) -> String {
     let mut out = String::new();
     let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
     match outcome {
         Outcome::NoDifference { endpoints } => out.push_str(&format!(
-            "bisect {}: no reproducible difference between the endpoints {} and {} ({} {}, interval {}); nothing to bisect\n",
+            "bisect {}: no reproducible difference between the endpoints {} and {} ({} {}, interval {}); nothing to bisect{}\n",
             plan.id,
             short(&plan.candidates[0]),
             short(&plan.candidates[plan.candidates.len() - 1]),
             plan.figure.name(),
             pct(endpoints.ratio),
-            endpoints.interval.map_or("n/a".into(), |(l, h)| format!("{:.3}-{:.3}", l, h))
+            endpoints.interval.map_or("n/a".into(), |(l, h)| format!("{:.3}-{:.3}", l, h)),
+            resolution_hint(endpoints.interval)
         )),
         Outcome::Undecided { endpoints } => out.push_str(&format!(
             "bisect {}: no verdict on the endpoints {} and {} ({} {}, interval {}): {} of the runs \
@@ -229,4 +242,16 @@ fn change_text(plan: &Plan, c: &Change, j: &Json) -> String {
         out.push_str(t);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolution_hint;
+
+    #[test]
+    fn an_interval_around_one_names_the_change_it_could_not_resolve() {
+        assert!(resolution_hint(Some((0.97, 1.01))).contains("under about 3.0%"), "the wider side");
+        assert_eq!(resolution_hint(Some((1.01, 1.03))), "", "a change the other way was resolved");
+        assert_eq!(resolution_hint(None), "");
+    }
 }

@@ -8,7 +8,7 @@ use crate::cmd_run::open_store_read_only;
 use crate::{CmdResult, Failure};
 use anyhow::Context;
 use racehorse_report::{
-    compare_csv, compare_json, regressions, slice_sides, split_run, By, CompareOptions, Side, View,
+    compare_csv, compare_json_with, regressions, slice_sides, split_run, By, CompareOptions, Side, View,
 };
 use racehorse_stats::CiMethod;
 use racehorse_store::{Store, StoreError};
@@ -214,7 +214,12 @@ pub fn compare(cli: &Cli, a: &CompareArgs) -> CmdResult {
 "
         }
         ReportFormat::Csv => compare_csv(&c),
-        ReportFormat::Json => compare_json(&c),
+        ReportFormat::Json => {
+            let profiles = news.iter().enumerate();
+            let profiles =
+                profiles.flat_map(|(i, n)| racehorse_report::compare_profiles_json(&base, n, i, PROFILE_TOP));
+            compare_json_with(&c, profiles.collect())
+        }
         ReportFormat::Html => {
             let flames =
                 news.iter().flat_map(|n| racehorse_report::compare_profiles_blocks(&base, n, PROFILE_TOP));

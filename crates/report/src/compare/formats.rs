@@ -5,8 +5,14 @@ use crate::compare::comparison::Comparison;
 use crate::compare::flat::{flat_records, params_text, FlatRecord, COMPARE_FORMAT_VERSION};
 use serde_json::json;
 
-/// The comparison as one json document (docs/formats.md, "compare").
+/// The comparison as one json document (docs/formats.md, "compare"), with no profiles.
 pub fn compare_json(c: &Comparison) -> String {
+    compare_json_with(c, Vec::new())
+}
+
+/// The comparison as one json document with `profiles`, the records of
+/// [`crate::compare_profiles_json`] for every new side (empty when none was profiled).
+pub fn compare_json_with(c: &Comparison, profiles: Vec<serde_json::Value>) -> String {
     let doc = json!({
         "format": "racehorse-compare",
         "version": COMPARE_FORMAT_VERSION,
@@ -28,6 +34,7 @@ pub fn compare_json(c: &Comparison) -> String {
         "env_diff": c.env_diff,
         "only_base": c.only_base,
         "only_new": c.only_new,
+        "profiles": profiles,
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');

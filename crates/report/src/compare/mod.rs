@@ -17,6 +17,7 @@ pub(crate) mod items;
 pub(crate) mod layout;
 pub(crate) mod metric;
 pub(crate) mod profiles;
+pub(crate) mod profiles_json;
 pub(crate) mod ramps;
 pub(crate) mod summary;
 pub(crate) mod table;

@@ -3,7 +3,7 @@
 //! CPU time per unit of work moved most (with their callers), the counters per unit, and in
 //! HTML the new side's flame graph coloured by the change per unit.
 
-use crate::compare::counters::counters_text;
+use crate::compare::counters::{correct_counters, counter_compares, counters_text, Counters, COUNTERS_FDR};
 use crate::compare::frames::frames_text;
 use crate::model::{group_cells, GroupKey, Side};
 use crate::profile::{changes, merge, name_of, Merged};
@@ -11,7 +11,7 @@ use crate::render::doc::Block;
 use racehorse_core::{CellResult, WorkUnit};
 use std::fmt::Write;
 
-fn point_name(k: &GroupKey) -> String {
+pub(crate) fn point_name(k: &GroupKey) -> String {
     let params: Vec<String> = k
         .params
         .iter()
@@ -21,21 +21,21 @@ fn point_name(k: &GroupKey) -> String {
 }
 
 /// One point profiled on both sides.
-struct Point<'a> {
-    key: GroupKey,
-    unit: WorkUnit,
-    base: Merged,
-    new: Merged,
-    base_cells: Vec<&'a CellResult>,
-    new_cells: Vec<&'a CellResult>,
+pub(crate) struct Point<'a> {
+    pub(crate) key: GroupKey,
+    pub(crate) unit: WorkUnit,
+    pub(crate) base: Merged,
+    pub(crate) new: Merged,
+    pub(crate) base_cells: Vec<&'a CellResult>,
+    pub(crate) new_cells: Vec<&'a CellResult>,
 }
 
-fn picked(s: &Side) -> Vec<CellResult> {
+pub(crate) fn picked(s: &Side) -> Vec<CellResult> {
     s.cells.iter().filter(|c| s.variant.as_ref().is_none_or(|v| &c.spec.variant == v)).cloned().collect()
 }
 
 /// The points profiled on both sides, in point order.
-fn points<'a>(b_cells: &'a [CellResult], n_cells: &'a [CellResult]) -> Vec<Point<'a>> {
+pub(crate) fn points<'a>(b_cells: &'a [CellResult], n_cells: &'a [CellResult]) -> Vec<Point<'a>> {
     let (b, n) = (group_cells(b_cells, false), group_cells(n_cells, false));
     let mut out = Vec::new();
     for (key, bg) in b {
@@ -53,7 +53,15 @@ fn points<'a>(b_cells: &'a [CellResult], n_cells: &'a [CellResult]) -> Vec<Point
     out
 }
 
-fn point_text(p: &Point, top: usize) -> String {
+/// Each point's counters, corrected over all of them (one new side's family).
+pub(crate) fn side_counters(points: &[Point]) -> Vec<Counters> {
+    let mut out: Vec<Counters> =
+        points.iter().map(|p| counter_compares(&p.base_cells, &p.new_cells)).collect();
+    correct_counters(&mut out, COUNTERS_FDR);
+    out
+}
+
+fn point_text(p: &Point, counters: &Counters, top: usize) -> String {
     let mut out = String::new();
     for (what, list) in [
         ("images", changes(&p.base.images, &p.new.images, top)),
@@ -82,7 +90,7 @@ fn point_text(p: &Point, top: usize) -> String {
             "  call stacks were recorded on one side only: record both with --profile callgraph=fp\n",
         );
     }
-    out.push_str(&counters_text(&p.base_cells, &p.new_cells));
+    out.push_str(&counters_text(counters));
     out
 }
 
@@ -92,13 +100,14 @@ fn point_text(p: &Point, top: usize) -> String {
 pub fn compare_profiles_text(base: &Side, new: &Side, top: usize) -> String {
     let (b_cells, n_cells) = (picked(base), picked(new));
     let mut out = String::new();
-    for p in points(&b_cells, &n_cells) {
+    let points = points(&b_cells, &n_cells);
+    for (p, counters) in points.iter().zip(side_counters(&points)) {
         let _ = writeln!(
             out,
             "\nProfile changes, {} (shares: base → new, change in points; per unit: base → new, ratio)",
             point_name(&p.key)
         );
-        out.push_str(&point_text(&p, top));
+        out.push_str(&point_text(p, &counters, top));
     }
     if !out.is_empty() {
         out.insert_str(0, &format!("\nWhere the CPU time went: {} → {}\n", base.name(), new.name()));
@@ -111,7 +120,8 @@ pub fn compare_profiles_text(base: &Side, new: &Side, top: usize) -> String {
 pub fn compare_profiles_blocks(base: &Side, new: &Side, top: usize) -> Vec<Block> {
     let (b_cells, n_cells) = (picked(base), picked(new));
     let mut out = Vec::new();
-    for p in points(&b_cells, &n_cells) {
+    let points = points(&b_cells, &n_cells);
+    for (p, counters) in points.iter().zip(side_counters(&points)) {
         let name = point_name(&p.key);
         out.push(Block::Heading(
             2,
@@ -122,7 +132,7 @@ pub fn compare_profiles_blocks(base: &Side, new: &Side, top: usize) -> Vec<Block
                 format!("{name}: {} coloured by CPU per unit of work against {}", new.name(), base.name());
             out.push(Block::Chart(crate::flame::diff_chart(b, n, &title, p.unit)));
         }
-        out.push(Block::Pre(point_text(&p, top).trim_end().to_string()));
+        out.push(Block::Pre(point_text(p, &counters, top).trim_end().to_string()));
     }
     out
 }

@@ -180,6 +180,29 @@ fn the_first_cell_runs_once_unmeasured_before_the_first_window() {
     }
 }
 
+/// The warm-up cell is not profiled: a perf that logs each start and exits is started once
+/// per measured cell (both fail, which only this count needs), never for the warm-up.
+#[test]
+fn the_warm_up_cell_is_not_profiled() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut runner, mut guard) = fixture_runner(tmp.path(), false, false);
+    let log = tmp.path().join("perf.log");
+    let perf = tmp.path().join("perf");
+    std::fs::write(&perf, format!("#!/bin/sh\necho \"$1\" >> '{}'\nexit 1\n", log.display())).unwrap();
+    std::fs::set_permissions(&perf, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut settings = crate::profiling::ProfileSettings::with_perf(perf);
+    settings.counters = false;
+    runner.profile = Some(settings);
+    runner.warm_up = true;
+    let text = "runtime = \"1s\"\nwarmup = \"0s\"\nreps = 2\ncpus = [2]\n[[workload]]\nengine = \"null\"\n";
+    let plan = Plan::expand(&Suite::parse("t.toml", text).unwrap(), 2, 2).unwrap();
+    let out = execute(&runner, &plan, &mut guard, &mut [], 1, "t").unwrap();
+    assert_eq!(out.failed, 2, "the fake perf fails each measured cell");
+    let starts = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(starts.lines().filter(|l| *l == "record").count(), 2, "{starts}");
+}
+
 #[test]
 fn abort_before_start_interrupts_the_run() {
     let tmp = tempfile::tempdir().unwrap();
