@@ -134,13 +134,19 @@ pub fn answer(
     Ok(code)
 }
 
-/// What an interval around 1 says about the change these runs could have shown: a smaller
-/// one needs more repetitions.
-fn resolution_hint(interval: Option<(f64, f64)>) -> String {
-    match interval {
-        Some((lo, hi)) if lo < 1.0 && hi > 1.0 => format!(
+/// Why endpoints that were not told apart may still differ: an interval around 1 bounds the
+/// change these runs could not resolve; one that excludes 1 missed the bisect's p ≤ `alpha`.
+/// Either way more repetitions decide.
+fn resolution_hint(interval: Option<(f64, f64)>, p_value: Option<f64>) -> String {
+    match (interval, p_value) {
+        (Some((lo, hi)), _) if lo < 1.0 && hi > 1.0 => format!(
             ". A change under about {:.1}% cannot be told from none with these runs: allow more with --max-reps",
             100.0 * (hi - 1.0).max(1.0 - lo)
+        ),
+        (Some(_), Some(p)) => format!(
+            ". The 95% interval excludes 1, but the endpoints must differ at p <= {} and these runs \
+             give p = {p:.4}: allow more with --max-reps",
+            racehorse_bisect::SearchOptions::default().alpha
         ),
         _ => String::new(),
     }
@@ -158,7 +164,7 @@ fn text(plan: &Plan, outcome: &Outcome, doc: &Json) -> String {
             plan.figure.name(),
             pct(endpoints.ratio),
             endpoints.interval.map_or("n/a".into(), |(l, h)| format!("{:.3}-{:.3}", l, h)),
-            resolution_hint(endpoints.interval)
+            resolution_hint(endpoints.interval, endpoints.p_value)
         )),
         Outcome::Undecided { endpoints } => out.push_str(&format!(
             "bisect {}: no verdict on the endpoints {} and {} ({} {}, interval {}): {} of the runs \
@@ -250,8 +256,10 @@ mod tests {
 
     #[test]
     fn an_interval_around_one_names_the_change_it_could_not_resolve() {
-        assert!(resolution_hint(Some((0.97, 1.01))).contains("under about 3.0%"), "the wider side");
-        assert_eq!(resolution_hint(Some((1.01, 1.03))), "", "a change the other way was resolved");
-        assert_eq!(resolution_hint(None), "");
+        let around = resolution_hint(Some((0.97, 1.01)), Some(0.2));
+        assert!(around.contains("under about 3.0%"), "the wider side: {around}");
+        let short = resolution_hint(Some((0.972, 0.996)), Some(0.0105));
+        assert!(short.contains("excludes 1") && short.contains("p = 0.0105"), "{short}");
+        assert_eq!(resolution_hint(None, None), "");
     }
 }
