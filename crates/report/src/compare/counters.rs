@@ -6,9 +6,10 @@
 //! family of their own, as the items are). Lower is better for every cost, higher for IPC.
 //! An event the machine does not support is said once, not shown as 0.
 
-use racehorse_core::CellResult;
-use racehorse_stats::{benjamini_hochberg, ratio_ci, ratio_p_value, CiMethod, Summary};
-use serde::Serialize;
+use crate::compare::items::proxy;
+use crate::compare::metric::{metric_compare, CompareOptions, MetricCompare};
+use crate::compare::verdicts::correct_family;
+use racehorse_core::{CellResult, Direction};
 use std::fmt::Write;
 
 /// The events in the order they are listed, and whether more is better.
@@ -61,42 +62,26 @@ fn values(cells: &[&CellResult], event: &str) -> (Vec<f64>, bool) {
     (out, unsupported)
 }
 
-/// One counter of one point, base against new: the means per unit (or the IPC) over the
-/// windows, their ratio new/base, and the 95% Welch interval of the ratio (None with too
-/// few windows for one).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One counter of one point, base against new, compared as the items are (means per unit or
+/// IPC over the windows, ratio new/base, 95% Welch interval, verdict within 1%).
+#[derive(Debug, Clone, PartialEq)]
 pub struct CounterCompare {
     /// perf's event name, or `ipc`.
     pub event: &'static str,
     pub label: &'static str,
-    pub higher_is_better: bool,
-    pub base_n: usize,
-    pub new_n: usize,
-    pub base_mean: f64,
-    pub new_mean: f64,
-    /// None when base's mean is 0.
-    pub ratio: Option<f64>,
-    pub ci_lo: Option<f64>,
-    pub ci_hi: Option<f64>,
-    /// Two-sided p-value of "no change" (Welch, dual to the interval) and its q-value after
-    /// [`correct_counters`]; None without an interval.
-    pub p_value: Option<f64>,
-    pub q_value: Option<f64>,
-    /// q ≤ 0.05 once corrected (before: the interval excludes 1); None without an interval.
-    pub significant: Option<bool>,
-    /// `better`, `worse` or `same` (within 1%); None without a ratio.
-    pub verdict: Option<&'static str>,
+    pub cmp: MetricCompare,
 }
 
 /// The counters of one point: those both sides recorded, and the events some window could not
 /// count on its machine (listed once, never shown as 0).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counters {
     pub rows: Vec<CounterCompare>,
     pub unsupported: Vec<&'static str>,
 }
 
-/// Compares every counter of one point.
+/// Compares every counter of one point; `significant` is each test's own until
+/// [`correct_counters`].
 pub fn counter_compares(base: &[&CellResult], new: &[&CellResult]) -> Counters {
     let mut out = Counters::default();
     for &(event, label) in EVENTS {
@@ -108,34 +93,12 @@ pub fn counter_compares(base: &[&CellResult], new: &[&CellResult]) -> Counters {
             }
             continue;
         }
-        let (Some(bs), Some(ns)) = (Summary::of(&b), Summary::of(&n)) else { continue };
-        let higher_is_better = event == "ipc";
-        let ratio = (bs.mean > 0.0).then(|| ns.mean / bs.mean);
-        let ci = ratio.and(ratio_ci(&b, &n, 0.95, CiMethod::Welch));
-        let verdict = ratio.map(|r| {
-            let gain = if higher_is_better { r - 1.0 } else { 1.0 - r };
-            match gain {
-                g if g.abs() <= 0.01 => "same",
-                g if g > 0.0 => "better",
-                _ => "worse",
-            }
-        });
-        out.rows.push(CounterCompare {
-            event,
-            label,
-            higher_is_better,
-            base_n: b.len(),
-            new_n: n.len(),
-            base_mean: bs.mean,
-            new_mean: ns.mean,
-            ratio,
-            ci_lo: ci.map(|c| c.lo),
-            ci_hi: ci.map(|c| c.hi),
-            p_value: ci.and(ratio_p_value(&b, &n, CiMethod::Welch)),
-            q_value: None,
-            significant: ci.map(|c| c.excludes_one()),
-            verdict,
-        });
+        if b.is_empty() || n.is_empty() {
+            continue;
+        }
+        let direction = if event == "ipc" { Direction::HigherIsBetter } else { Direction::LowerIsBetter };
+        let cmp = metric_compare(proxy(direction), &b, &n, &CompareOptions::default());
+        out.rows.push(CounterCompare { event, label, cmp });
     }
     out
 }
@@ -143,16 +106,10 @@ pub fn counter_compares(base: &[&CellResult], new: &[&CellResult]) -> Counters {
 /// The false discovery rate of the counters' correction (the intervals are at 95%).
 pub const COUNTERS_FDR: f64 = 0.05;
 
-/// Benjamini–Hochberg over the counters of every point of one new side: each tested counter
-/// gets its q-value and is significant when that is at most `alpha`.
+/// Benjamini–Hochberg over the counters of every point of one new side (a family of their
+/// own, as the items are).
 pub fn correct_counters(points: &mut [Counters], alpha: f64) {
-    let mut tested: Vec<&mut CounterCompare> =
-        points.iter_mut().flat_map(|c| c.rows.iter_mut()).filter(|r| r.p_value.is_some()).collect();
-    let p: Vec<f64> = tested.iter().map(|r| r.p_value.unwrap_or(1.0)).collect();
-    for (r, q) in tested.iter_mut().zip(benjamini_hochberg(&p)) {
-        r.q_value = Some(q);
-        r.significant = Some(q <= alpha);
-    }
+    correct_family(points.iter_mut().flat_map(|c| c.rows.iter_mut().map(|r| &mut r.cmp)).collect(), alpha);
 }
 
 /// The counters table of one point as text lines; empty when neither side recorded any.
@@ -167,8 +124,15 @@ pub fn counters_text(counters: &Counters) -> String {
         let _ = writeln!(text, "  {:>12}  {:>12}  {:>18}  counter", "base", "new", "ratio");
     }
     for r in &counters.rows {
-        let _ =
-            writeln!(text, "  {:>12}  {:>12}  {}  {}", fmt(r.base_mean), fmt(r.new_mean), judge(r), r.label);
+        let mean = |s: Option<racehorse_stats::Summary>| fmt(s.map_or(f64::NAN, |s| s.mean));
+        let _ = writeln!(
+            text,
+            "  {:>12}  {:>12}  {}  {}",
+            mean(r.cmp.base),
+            mean(r.cmp.new),
+            judge(&r.cmp),
+            r.label
+        );
     }
     if !counters.unsupported.is_empty() {
         let _ = writeln!(text, "  {}: not supported on this machine", counters.unsupported.join(", "));
@@ -186,14 +150,14 @@ fn fmt(v: f64) -> String {
 
 /// "1.52 worse *": the ratio, better/worse/same (±1%), and `*` when it is significant (`?`
 /// with too few windows for an interval).
-fn judge(r: &CounterCompare) -> String {
-    let (Some(ratio), Some(verdict)) = (r.ratio, r.verdict) else { return format!("{:>18}", "n/a") };
-    let mark = match r.significant {
+fn judge(m: &MetricCompare) -> String {
+    let (Some(ratio), Some(verdict)) = (m.ratio, m.verdict) else { return format!("{:>18}", "n/a") };
+    let mark = match m.significant {
         Some(true) => "*",
         Some(false) => " ",
         None => "?",
     };
-    format!("{:>18}", format!("{} {verdict}{mark}", crate::units::ratio(ratio)))
+    format!("{:>18}", format!("{} {}{mark}", crate::units::ratio(ratio), verdict.as_str()))
 }
 
 #[cfg(test)]
@@ -213,30 +177,21 @@ mod tests {
 
     #[test]
     fn the_correction_spans_every_point_of_the_side() {
-        let row = |p: Option<f64>| CounterCompare {
-            event: "instructions",
-            label: "instructions per unit",
-            higher_is_better: false,
-            base_n: 3,
-            new_n: 3,
-            base_mean: 1.0,
-            new_mean: 1.1,
-            ratio: Some(1.1),
-            ci_lo: None,
-            ci_hi: None,
-            p_value: p,
-            q_value: None,
-            significant: p.map(|p| p < 0.05),
-            verdict: Some("worse"),
+        let row = |p: Option<f64>| {
+            let mut cmp =
+                metric_compare(proxy(Direction::LowerIsBetter), &[1.0], &[1.1], &CompareOptions::default());
+            (cmp.p_value, cmp.significant) = (p, p.map(|p| p < 0.05));
+            CounterCompare { event: "instructions", label: "instructions per unit", cmp }
         };
         let point =
             |ps: &[Option<f64>]| Counters { rows: ps.iter().map(|p| row(*p)).collect(), unsupported: vec![] };
         let mut side = [point(&[Some(0.01), Some(0.04)]), point(&[Some(0.5), None, Some(0.6)])];
         correct_counters(&mut side, COUNTERS_FDR);
-        let q: Vec<Option<f64>> = side.iter().flat_map(|c| c.rows.iter().map(|r| r.q_value)).collect();
+        let q: Vec<Option<f64>> = side.iter().flat_map(|c| c.rows.iter().map(|r| r.cmp.q_value)).collect();
         let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-12);
         assert!(near(q[0], 0.04) && near(q[1], 0.08) && near(q[2], 0.6) && near(q[4], 0.6), "{q:?}");
-        let sig: Vec<Option<bool>> = side.iter().flat_map(|c| c.rows.iter().map(|r| r.significant)).collect();
+        let sig: Vec<Option<bool>> =
+            side.iter().flat_map(|c| c.rows.iter().map(|r| r.cmp.significant)).collect();
         assert_eq!(
             sig,
             [Some(true), Some(false), Some(false), None, Some(false)],

@@ -19,14 +19,18 @@ fn cut(s: &str) -> String {
     }
 }
 
+/// The changed frame's stack, outermost caller first, from the tree that has the frame.
+pub fn stack_of<'t>(c: &FrameChange, base: &'t FrameTree, new: &'t FrameTree) -> Vec<&'t str> {
+    match (c.new_frame, c.base_frame) {
+        (Some(i), _) => new.path(i),
+        (None, Some(i)) => base.path(i),
+        (None, None) => Vec::new(),
+    }
+}
+
 /// "leaf ← caller ← …" of a change, from the tree that has the frame.
 fn name_with_callers(c: &FrameChange, base: &FrameTree, new: &FrameTree) -> String {
-    let (tree, i) = match (c.new_frame, c.base_frame) {
-        (Some(i), _) => (new, i),
-        (None, Some(i)) => (base, i),
-        (None, None) => return String::new(),
-    };
-    let path = tree.path(i);
+    let path = stack_of(c, base, new);
     let mut parts: Vec<String> = path.iter().rev().take(CALLERS + 1).map(|n| cut(n)).collect();
     if path.len() > CALLERS + 1 {
         parts.push("…".into());

@@ -92,7 +92,7 @@ fn figure_value(f: &Figure, key: &str, c: &CellResult) -> Option<f64> {
 }
 
 /// The metric whose direction an item borrows.
-fn proxy(direction: Direction) -> Metric {
+pub(crate) fn proxy(direction: Direction) -> Metric {
     match direction {
         Direction::HigherIsBetter => Metric::Throughput,
         Direction::LowerIsBetter => Metric::CpuTotalPerUnit,

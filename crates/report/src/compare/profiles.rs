@@ -11,7 +11,7 @@ use crate::render::doc::Block;
 use racehorse_core::{CellResult, WorkUnit};
 use std::fmt::Write;
 
-pub(crate) fn point_name(k: &GroupKey) -> String {
+fn point_name(k: &GroupKey) -> String {
     let params: Vec<String> = k
         .params
         .iter()

@@ -3,8 +3,8 @@
 //! most, the frames whose own CPU per unit of work moved most, and the counters per unit with
 //! their intervals — the same tables `compare` prints, in base units.
 
-use crate::compare::counters::Counters;
-use crate::compare::frames::moved_most;
+use crate::compare::counters::{CounterCompare, Counters};
+use crate::compare::frames::{moved_most, stack_of};
 use crate::compare::profiles::{picked, points, side_counters, Point};
 use crate::flame::FrameTree;
 use crate::model::{Metric, Side};
@@ -33,13 +33,8 @@ fn frames(base: &FrameTree, new: &FrameTree, top: usize) -> Vec<Value> {
     moved_most(base, new, top)
         .into_iter()
         .map(|c| {
-            let stack: Vec<&str> = match (c.new_frame, c.base_frame) {
-                (Some(i), _) => new.path(i),
-                (None, Some(i)) => base.path(i),
-                (None, None) => Vec::new(),
-            };
             json!({
-                "stack": stack,
+                "stack": stack_of(&c, base, new),
                 "base_self": c.base_self,
                 "new_self": c.new_self,
                 "self_ratio": c.self_ratio(),
@@ -48,6 +43,27 @@ fn frames(base: &FrameTree, new: &FrameTree, top: usize) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+/// One counter's record, in the fields of docs/formats.md.
+fn counter(r: &CounterCompare) -> Value {
+    let m = &r.cmp;
+    json!({
+        "event": r.event,
+        "label": r.label,
+        "higher_is_better": m.metric.direction() == racehorse_core::Direction::HigherIsBetter,
+        "base_n": m.base.map_or(0, |s| s.n),
+        "new_n": m.new.map_or(0, |s| s.n),
+        "base_mean": m.base.map(|s| s.mean),
+        "new_mean": m.new.map(|s| s.mean),
+        "ratio": m.ratio,
+        "ci_lo": m.ci.map(|c| c.lo),
+        "ci_hi": m.ci.map(|c| c.hi),
+        "p_value": m.p_value,
+        "q_value": m.q_value,
+        "significant": m.significant,
+        "verdict": m.verdict.map(|v| v.as_str()),
+    })
 }
 
 fn point_json(side: usize, p: &Point, counters: &Counters, top: usize) -> Value {
@@ -68,7 +84,7 @@ fn point_json(side: usize, p: &Point, counters: &Counters, top: usize) -> Value 
             _ => Vec::new(),
         },
         "stacks_on_both_sides": bf.is_some() && nf.is_some(),
-        "counters": counters.rows,
+        "counters": counters.rows.iter().map(counter).collect::<Vec<_>>(),
         "counters_unsupported": counters.unsupported,
     })
 }

@@ -89,22 +89,8 @@ fn warm_up(runner: &Runner, plan: &Plan, guard: &mut Guard, p: &mut Progress) {
     cell.runtime = cell.runtime.min(WARM_UP_MAX);
     // Nothing of the warm-up is kept, so it is not profiled: perf's start and its report of
     // a profile nobody reads would cost seconds.
-    unprofiled(runner).run_cell(&cell, guard, &mut |_| Ok(()), &p.variant);
-}
-
-/// The runner without `--profile`, for the warm-up cell.
-fn unprofiled(runner: &Runner) -> Runner {
-    Runner {
-        root: runner.root.clone(),
-        clock: runner.clock.clone(),
-        abort: runner.abort.clone(),
-        work_root: runner.work_root.clone(),
-        sample_interval: runner.sample_interval,
-        drop_caches: runner.drop_caches,
-        profile: None,
-        noise_threshold: runner.noise_threshold,
-        warm_up: runner.warm_up,
-    }
+    let unprofiled = Runner { profile: None, ..runner.clone() };
+    unprofiled.run_cell(&cell, guard, &mut |_| Ok(()), &p.variant);
 }
 
 /// Runs the whole plan. Sink errors (e.g. the store cannot write) stop the run with Err;

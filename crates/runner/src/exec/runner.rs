@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How to run a plan.
+#[derive(Clone)]
 pub struct Runner {
     pub root: SysRoot,
     pub clock: Arc<dyn Clock>,
