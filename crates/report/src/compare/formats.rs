@@ -3,6 +3,7 @@
 
 use crate::compare::comparison::Comparison;
 use crate::compare::flat::{flat_records, params_text, FlatRecord, COMPARE_FORMAT_VERSION};
+use crate::compare::metric::MetricCompare;
 use serde_json::json;
 
 /// The comparison as one json document (docs/formats.md, "compare"), with no profiles.
@@ -51,8 +52,7 @@ pub fn item_records(c: &Comparison) -> Vec<serde_json::Value> {
             for (side, cell) in row.sides.iter().enumerate() {
                 let Some(cell) = cell else { continue };
                 for i in &cell.items {
-                    let m = &i.cmp;
-                    out.push(json!({
+                    let mut rec = json!({
                         "side": side,
                         "new_run_id": c.news.get(side).map_or(0, |s| s.run_id),
                         "workload": t.workload,
@@ -63,29 +63,41 @@ pub fn item_records(c: &Comparison) -> Vec<serde_json::Value> {
                         "stat": i.stat,
                         "unit": i.unit,
                         "direction": i.direction(),
-                        "base_n": m.base.map_or(0, |s| s.n),
-                        "base_mean": m.base.map(|s| s.mean),
-                        "base_stddev": m.base.map(|s| s.stddev),
-                        "new_n": m.new.map_or(0, |s| s.n),
-                        "new_mean": m.new.map(|s| s.mean),
-                        "new_stddev": m.new.map(|s| s.stddev),
-                        "ratio": m.ratio,
-                        "gain_pct": m.gain_pct,
-                        "ci_lo": m.ci.map(|x| x.lo),
-                        "ci_hi": m.ci.map(|x| x.hi),
-                        "p_value": m.p_value,
-                        "q_value": m.q_value,
-                        "significant": m.significant,
-                        "verdict": m.verdict.map(|v| v.as_str()),
-                        "noisy": m.noisy,
-                        "noisy_window": m.noisy_window,
-                        "below_resolution": m.below_resolution,
-                    }));
+                    });
+                    add_compare_fields(&mut rec, &i.cmp);
+                    out.push(rec);
                 }
             }
         }
     }
     out
+}
+
+/// Adds one comparison's figures to a json record: counts, means and spreads a side, ratio,
+/// gain, interval, p and q, significance, verdict and the marks that keep it from a verdict.
+pub(crate) fn add_compare_fields(rec: &mut serde_json::Value, m: &MetricCompare) {
+    let fields = json!({
+        "base_n": m.base.map_or(0, |s| s.n),
+        "base_mean": m.base.map(|s| s.mean),
+        "base_stddev": m.base.map(|s| s.stddev),
+        "new_n": m.new.map_or(0, |s| s.n),
+        "new_mean": m.new.map(|s| s.mean),
+        "new_stddev": m.new.map(|s| s.stddev),
+        "ratio": m.ratio,
+        "gain_pct": m.gain_pct,
+        "ci_lo": m.ci.map(|x| x.lo),
+        "ci_hi": m.ci.map(|x| x.hi),
+        "p_value": m.p_value,
+        "q_value": m.q_value,
+        "significant": m.significant,
+        "verdict": m.verdict.map(|v| v.as_str()),
+        "noisy": m.noisy,
+        "noisy_window": m.noisy_window,
+        "below_resolution": m.below_resolution,
+    });
+    if let (Some(rec), serde_json::Value::Object(fields)) = (rec.as_object_mut(), fields) {
+        rec.extend(fields);
+    }
 }
 
 /// csv header, in column order.

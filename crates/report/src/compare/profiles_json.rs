@@ -4,6 +4,7 @@
 //! their intervals — the same tables `compare` prints, in base units.
 
 use crate::compare::counters::{CounterCompare, Counters};
+use crate::compare::formats::add_compare_fields;
 use crate::compare::frames::{moved_most, stack_of};
 use crate::compare::profiles::{picked, points, side_counters, Point};
 use crate::flame::FrameTree;
@@ -45,25 +46,15 @@ fn frames(base: &FrameTree, new: &FrameTree, top: usize) -> Vec<Value> {
         .collect()
 }
 
-/// One counter's record, in the fields of docs/formats.md.
+/// One counter's record, in the fields of docs/formats.md (an item's comparison fields).
 fn counter(r: &CounterCompare) -> Value {
-    let m = &r.cmp;
-    json!({
+    let mut rec = json!({
         "event": r.event,
         "label": r.label,
-        "higher_is_better": m.metric.direction() == racehorse_core::Direction::HigherIsBetter,
-        "base_n": m.base.map_or(0, |s| s.n),
-        "new_n": m.new.map_or(0, |s| s.n),
-        "base_mean": m.base.map(|s| s.mean),
-        "new_mean": m.new.map(|s| s.mean),
-        "ratio": m.ratio,
-        "ci_lo": m.ci.map(|c| c.lo),
-        "ci_hi": m.ci.map(|c| c.hi),
-        "p_value": m.p_value,
-        "q_value": m.q_value,
-        "significant": m.significant,
-        "verdict": m.verdict.map(|v| v.as_str()),
-    })
+        "higher_is_better": r.cmp.metric.direction() == racehorse_core::Direction::HigherIsBetter,
+    });
+    add_compare_fields(&mut rec, &r.cmp);
+    rec
 }
 
 fn point_json(side: usize, p: &Point, counters: &Counters, top: usize) -> Value {
